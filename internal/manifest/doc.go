@@ -1,0 +1,12 @@
+// Package manifest is the only place where a rendered manifest stream is split into documents,
+// parsed and written back.
+//
+// It owns one promise: a document that no transform changes comes back byte-for-byte, its
+// separator line, `# Source:` comment, key order, quoting, comments, trailing spaces, line
+// endings and byte-order mark included. Only a document that a transform marks as changed is
+// re-serialised, and then in the sequence-indent style and line endings it came in.
+//
+// It must never reorder, reformat, expand aliases in, or drop an untouched document, and it never
+// parses a document that nobody asked to look at (a kyaml round trip of every document costs
+// seconds on a large chart and rewrites thousands of lines).
+package manifest

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the real tools the tests and benchmarks use, from the Go module proxy only, into a cache
+# outside the repository keyed by version. Reuses what is already built. Prints the bin directory.
+#
+#   scripts/tools.sh            build helm v3, helm v4 and kustomize (if missing); print the bin dir
+#   scripts/tools.sh helm3      build one of them
+set -euo pipefail
+
+HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
+HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
+KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1}
+
+cache=${HELM_DRIFT_CACHE:-$HOME/.cache/helm-drift}
+bin=$cache/bin
+mkdir -p "$bin"
+
+# build NAME VERSION PACKAGE: go install PACKAGE@VERSION into $bin/NAME-VERSION, once.
+build() {
+  local name=$1 version=$2 pkg=$3
+  local out=$bin/$name-$version
+  if [ -x "$out" ]; then return 0; fi
+  local tmp
+  tmp=$(mktemp -d)
+  echo "building $name $version from the Go module proxy (cached at $out)..." >&2
+  local start=$SECONDS
+  GOBIN=$tmp GOFLAGS=-mod=mod CGO_ENABLED=0 go install -trimpath "$pkg@$version" >&2
+  mv "$tmp/$(basename "${pkg%/v[0-9]*}")" "$out" 2>/dev/null || mv "$tmp"/* "$out"
+  rm -rf "$tmp"
+  echo "built $name $version in $((SECONDS - start))s" >&2
+}
+
+want=${1:-all}
+case $want in
+  all|helm3) build helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm ;;&
+  all|helm4) build helm4 "$HELM4_VERSION" helm.sh/helm/v4/cmd/helm ;;&
+  all|kustomize) build kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 ;;&
+  all|helm3|helm4|kustomize) ;;
+  *) echo "tools.sh: unknown tool $want (want helm3, helm4, kustomize or nothing for all)" >&2; exit 1 ;;
+esac
+
+ln -sf "helm3-$HELM3_VERSION" "$bin/helm3"
+ln -sf "helm4-$HELM4_VERSION" "$bin/helm4"
+[ -x "$bin/kustomize-$KUSTOMIZE_VERSION" ] && ln -sf "kustomize-$KUSTOMIZE_VERSION" "$bin/kustomize"
+echo "$bin"
