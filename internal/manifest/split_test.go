@@ -168,10 +168,10 @@ func TestEditErrors(t *testing.T) {
 
 func TestSource(t *testing.T) {
 	tests := map[string]struct{ in, want string }{
-		"helm comment":     {"# Source: chart/templates/a.yaml\nkind: A\n", "chart/templates/a.yaml"},
-		"helm 4":           {"kind: A\nmetadata:\n  annotations:\n    postrenderer.helm.sh/postrender-filename: 'chart/templates/b.yaml'\n", "chart/templates/b.yaml"},
-		"none":             {"kind: A\n", ""},
-		"not line start":   {"kind: A # Source: x\n", ""},
+		"helm comment":      {"# Source: chart/templates/a.yaml\nkind: A\n", "chart/templates/a.yaml"},
+		"helm 4":            {"kind: A\nmetadata:\n  annotations:\n    postrenderer.helm.sh/postrender-filename: 'chart/templates/b.yaml'\n", "chart/templates/b.yaml"},
+		"none":              {"kind: A\n", ""},
+		"not line start":    {"kind: A # Source: x\n", ""},
 		"both, comment won": {"# Source: c/a.yaml\nmetadata:\n  annotations:\n    postrenderer.helm.sh/postrender-filename: c/b.yaml\n", "c/a.yaml"},
 	}
 	for name, tc := range tests {
