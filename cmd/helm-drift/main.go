@@ -1,9 +1,12 @@
+// Command helm-drift is the helm-drift Helm plugin and post-renderer.
 package main
+
 import (
- _ "helm.sh/helm/v3/pkg/postrender"
- _ "sigs.k8s.io/kustomize/kyaml/yaml"
- _ "github.com/spf13/pflag"
- _ "sigs.k8s.io/yaml"
- _ "github.com/google/go-cmp/cmp"
+	"os"
+
+	"github.com/helm-drift/helm-drift/internal/cli"
 )
-func main(){}
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

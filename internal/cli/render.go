@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/helm-drift/helm-drift/internal/config"
+	"github.com/helm-drift/helm-drift/internal/postrender"
+	"github.com/helm-drift/helm-drift/internal/transform"
+)
+
+// MaxInput bounds the stream render reads: a rendered release is far smaller; a larger input
+// is a mistake (or an attack) and is refused rather than held in memory.
+const MaxInput = 256 << 20
+
+const renderUsage = `Reads a rendered manifest stream on stdin and writes it, transformed, to stdout.
+
+Documents no rule applies to come back byte-for-byte. On any error, render prints a message on
+stderr naming the document and the rule, exits 1, and writes nothing to stdout: Helm never
+applies half a stream.
+
+Drift detection: for each Flux HelmRelease (helm.toolkit.fluxcd.io/v2 or v2beta2) that a rule
+selects, render sets spec.driftDetection. Nothing is selected by default. Where several rules
+select one HelmRelease, each setting comes from the last rule that makes it; flag rules come
+after config file rules, so flags win. A driftDetection the chart already sets is kept unless
+the rule says override (--override for flag rules).
+
+Selectors:
+  podinfo                the HelmRelease named podinfo, in any namespace
+  flux-system/podinfo    that name in that namespace (no metadata.namespace: --namespace)
+  flux-system/*          a glob (* ? [a-z]) on the namespace, the name, or both
+  label:app=web          a label selector (=, !=, in, notin, key, !key)
+
+Usage:
+  helm template my-release ./chart | helm-drift render --drift-detection 'flux-system/*=enabled'
+  helm install my-release ./chart --post-renderer helm-drift \
+      --post-renderer-args render --post-renderer-args --drift-detection=podinfo=enabled   (Helm 3)
+  helm install my-release ./chart --post-renderer drift-render \
+      --post-renderer-args --drift-detection=podinfo=enabled                              (Helm 4)
+
+Exit codes: 0 rendered; 1 an error (nothing written to stdout).
+`
+
+// renderOptions are the flags of `render`.
+type renderOptions struct {
+	driftDetection []string
+	override       bool
+	configFile     string
+	namespace      string
+	strict         bool
+	verbose        bool
+}
+
+// BindFlags registers the render flags on fs.
+func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&o.driftDetection, "drift-detection", nil, "SELECTOR=MODE: set spec.driftDetection.mode (enabled, warn, disabled) on the HelmReleases SELECTOR matches; repeatable")
+	fs.BoolVar(&o.override, "override", false, "let --drift-detection rules replace a driftDetection the chart already sets")
+	fs.StringVar(&o.configFile, "config", "", "a helm-drift config file (apiVersion: helm-drift/v1, kind: Config) with rules, ignore rules and override")
+	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace: the namespace of a HelmRelease that names none")
+	fs.BoolVar(&o.strict, "strict", false, "a rule that matches no HelmRelease is an error, not a warning")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say on stderr what each rule did to each HelmRelease, and which rule won")
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func runRender(args []string, in io.Reader, out, errOut io.Writer) int {
+	var o renderOptions
+	fs := pflag.NewFlagSet("render", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	if code, done := parseFlags(fs, renderUsage, args, out, errOut); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(errOut, "helm-drift render: unexpected argument %q: render reads the stream on stdin and takes only flags\n", fs.Arg(0))
+		return ExitError
+	}
+	if err := o.render(in, out, errOut); err != nil {
+		fmt.Fprintf(errOut, "helm-drift render: %v\n", err)
+		return ExitError
+	}
+	return ExitOK
+}
+
+// rules builds the drift detection rules: config file rules first, then flag rules.
+func (o *renderOptions) rules() ([]transform.Rule, error) {
+	var rules []transform.Rule
+	if o.configFile != "" {
+		f, err := config.Load(o.configFile)
+		if err != nil {
+			return nil, err
+		}
+		if rules, err = f.Rules(o.configFile); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range o.driftDetection {
+		r, err := transform.ParseFlagRule(v)
+		if err != nil {
+			return nil, err
+		}
+		if o.override {
+			override := true
+			r.Override = &override
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
+	rules, err := o.rules()
+	if err != nil {
+		return err
+	}
+	input, err := readInput(in)
+	if err != nil {
+		return err
+	}
+	r := &postrender.Renderer{Transforms: []transform.Transform{
+		&transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut},
+	}}
+	result, err := r.Render(input)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(result); err != nil {
+		return fmt.Errorf("write stdout: %w", err)
+	}
+	return nil
+}
+
+// readInput reads the whole stream from stdin, refusing a terminal and anything past MaxInput.
+func readInput(in io.Reader) ([]byte, error) {
+	if f, ok := in.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return nil, errors.New("stdin is a terminal: pipe a rendered stream in (helm template ... | helm-drift render ...) or use render as Helm's --post-renderer")
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(in, MaxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if len(data) > MaxInput {
+		return nil, fmt.Errorf("stdin holds more than %d MiB; render refuses a stream that large", MaxInput>>20)
+	}
+	return data, nil
+}

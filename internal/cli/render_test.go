@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestRenderGolden runs every case under testdata/render: args (one per line, {{dir}} is the
+// case directory) and input.yaml go in; expected.yaml (stdout; warnings.txt for stderr) or
+// errors.txt (stderr, and then stdout must be empty) come out.
+func TestRenderGolden(t *testing.T) {
+	cases, err := filepath.Glob("../../testdata/render/*")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, dir := range cases {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			args := []string{"render"}
+			if raw, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
+				for _, a := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
+					if a != "" {
+						args = append(args, strings.ReplaceAll(a, "{{dir}}", dir))
+					}
+				}
+			}
+			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := Run(args, bytes.NewReader(input), &stdout, &stderr)
+			errText := strings.ReplaceAll(stderr.String(), dir, "{{dir}}")
+			failed := exists(filepath.Join(dir, "errors.txt"))
+			if *update {
+				writeGolden(t, dir, code, stdout.Bytes(), errText)
+				return
+			}
+			if failed {
+				if code != ExitError {
+					t.Errorf("exit code %d, want %d", code, ExitError)
+				}
+				if stdout.Len() != 0 {
+					t.Errorf("render failed but wrote %d bytes to stdout", stdout.Len())
+				}
+				compareGolden(t, filepath.Join(dir, "errors.txt"), errText)
+				return
+			}
+			if code != ExitOK {
+				t.Fatalf("exit code %d, stderr:\n%s", code, errText)
+			}
+			compareGolden(t, filepath.Join(dir, "expected.yaml"), stdout.String())
+			compareGolden(t, filepath.Join(dir, "warnings.txt"), errText)
+		})
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func compareGolden(t *testing.T, path, got string) {
+	t.Helper()
+	want, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", filepath.Base(path), diff)
+	}
+}
+
+func writeGolden(t *testing.T, dir string, code int, stdout []byte, stderr string) {
+	t.Helper()
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, name)
+		if len(data) == 0 {
+			os.Remove(p)
+			return
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code != ExitOK {
+		write("errors.txt", []byte(stderr))
+		write("expected.yaml", nil)
+		write("warnings.txt", nil)
+		return
+	}
+	write("errors.txt", nil)
+	write("expected.yaml", stdout)
+	write("warnings.txt", []byte(stderr))
+}
+
+// TestRenderUntouchedIsIdentical: with rules that select nothing in a document, every other
+// document is byte-identical; with no rules at all, the whole stream is.
+func TestRenderUntouchedIsIdentical(t *testing.T) {
+	input, err := os.ReadFile("../../testdata/render/select-by-name/input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"render"}, bytes.NewReader(input), &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !bytes.Equal(stdout.Bytes(), input) {
+		t.Errorf("a render with no rules changed the stream")
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("unexpected stderr: %s", stderr.String())
+	}
+}
+
+func TestRenderInputErrors(t *testing.T) {
+	tests := map[string]struct {
+		args  []string
+		input string
+		want  string
+	}{
+		"unknown flag":      {[]string{"render", "--drift"}, "", "unknown flag: --drift"},
+		"argument":          {[]string{"render", "file.yaml"}, "", `unexpected argument "file.yaml"`},
+		"flag without mode": {[]string{"render", "--drift-detection", "podinfo"}, "", "want SELECTOR=MODE"},
+		"unknown mode":      {[]string{"render", "--drift-detection", "podinfo=on"}, "", `unknown drift detection mode "on"`},
+		"bad selector":      {[]string{"render", "--drift-detection", "a/b/c=warn"}, "", `more than one "/"`},
+		"missing config":    {[]string{"render", "--config", "/nonexistent/c.yaml"}, "", "config /nonexistent/c.yaml: no such file"},
+		"glued separator":   {[]string{"render"}, "a: 1\n---kind: x\n", "a document separator must be followed by a space"},
+		"binary":            {[]string{"render"}, "\x00\x01\x02", "control character 0x00"},
+		"unknown command":   {[]string{"rendr"}, "", `unknown command "rendr"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(tc.args, strings.NewReader(tc.input), &stdout, &stderr)
+			if code != ExitError {
+				t.Errorf("exit %d, want %d", code, ExitError)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("wrote to stdout on failure: %q", stdout.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr %q does not contain %q", stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestRenderHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"render", "--help"}, nil, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"--drift-detection", "--config", "--override", "--strict", "Exit codes"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"version"}, nil, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"helm-drift ", "go:       go1.", "helm sdk: "} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("version output %q lacks %q", stdout.String(), want)
+		}
+	}
+}
