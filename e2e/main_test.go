@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var (
+	toolsDir   string // helm3, helm4, kustomize
+	repoRoot   string // this repository
+	pluginCopy string // a copy of the repository's tracked files, installed as the plugin
+	setupLog   bytes.Buffer
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped under -short")
+		os.Exit(m.Run())
+	}
+	code, err := setup()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e setup: %v\n%s", err, setupLog.String())
+		os.Exit(1)
+	}
+	code = m.Run()
+	if pluginCopy != "" {
+		os.RemoveAll(filepath.Dir(pluginCopy))
+	}
+	os.Exit(code)
+}
+
+func setup() (int, error) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return 0, err
+	}
+	repoRoot = root
+	out, err := exec.Command("bash", filepath.Join(root, "scripts/tools.sh")).Output()
+	if err != nil {
+		return 0, fmt.Errorf("scripts/tools.sh: %w", err)
+	}
+	toolsDir = strings.TrimSpace(string(out))
+	tmp, err := os.MkdirTemp("", "helm-drift-e2e-")
+	if err != nil {
+		return 0, err
+	}
+	pluginCopy = filepath.Join(tmp, "helm-drift")
+	return 0, copyTracked(root, pluginCopy)
+}
+
+// copyTracked copies the repository's files (tracked and new, not ignored: no bin/) to dst, so
+// the plugin's install hook builds from source exactly as a user's `helm plugin install` does.
+func copyTracked(root, dst string) error {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(root, name)
+		st, err := os.Stat(src)
+		if err != nil {
+			continue // deleted in the work tree
+		}
+		target := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		if err := copyFile(src, target, st.Mode()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// helmCLI is one helm binary with its own plugin, config, cache and data directories.
+type helmCLI struct {
+	name string // helm3, helm4
+	bin  string
+	env  []string
+}
+
+func newHelm(t *testing.T, name string) *helmCLI {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("e2e: needs the real helm CLI")
+	}
+	home := t.TempDir()
+	h := &helmCLI{name: name, bin: filepath.Join(toolsDir, name)}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HELM_") {
+			h.env = append(h.env, kv)
+		}
+	}
+	// Helm 4 installs a local plugin under HELM_DATA_HOME/plugins whatever HELM_PLUGINS says, and
+	// loads plugins from HELM_PLUGINS: leave it unset so both are the same directory.
+	h.env = append(h.env,
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_DATA_HOME="+filepath.Join(home, "data"),
+	)
+	return h
+}
+
+// run runs helm with args and returns stdout and stderr; it fails the test on a non-zero exit
+// unless wantErr.
+func (h *helmCLI) run(t *testing.T, wantErr bool, stdin []byte, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(h.bin, args...)
+	cmd.Env = h.env
+	cmd.Dir = repoRoot
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if wantErr && err == nil {
+		t.Fatalf("%s %s: succeeded, want an error\nstdout:\n%s", h.name, strings.Join(args, " "), stdout.String())
+	}
+	if !wantErr && err != nil {
+		t.Fatalf("%s %s: %v\nstderr:\n%s", h.name, strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
+
+// installPlugins installs the drift CLI plugin (and, for Helm 4, the drift-render post-renderer
+// plugin) from the source copy; it returns what the install printed.
+func (h *helmCLI) installPlugins(t *testing.T) string {
+	t.Helper()
+	out, _ := h.run(t, false, nil, "plugin", "install", pluginCopy)
+	if h.name == "helm4" {
+		o, _ := h.run(t, false, nil, "plugin", "install", filepath.Join(pluginCopy, "plugins/drift-render"))
+		out += o
+	}
+	return out
+}
+
+// renderBinary runs the helm-drift binary the plugin install built.
+func renderBinary(t *testing.T, wantErr bool, stdin []byte, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"render"}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if (err != nil) != wantErr {
+		t.Fatalf("helm-drift render %s: err %v, wantErr %v\nstderr:\n%s", strings.Join(args, " "), err, wantErr, stderr.String())
+	}
+	return stdout.String(), stderr.String()
+}
