@@ -1,0 +1,43 @@
+# helm-drift: the targets a developer and CI use. `make test` is the README's test command.
+SHELL := /bin/bash
+GO ?= go
+VERSION := $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' plugin.yaml | head -n1)
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT)
+
+.PHONY: all build tools test test-unit lint bench demo clean
+
+all: build
+
+## build: bin/helm-drift from this source
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/helm-drift ./cmd/helm-drift
+
+## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
+tools:
+	bash scripts/tools.sh
+
+## lint: gofmt and go vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## test: lint, unit tests, and the end-to-end tests against the real helm CLIs
+test: lint
+	$(GO) test -count=1 -timeout 30m ./...
+
+## test-unit: the fast tests only (no helm CLIs, no cluster)
+test-unit:
+	$(GO) test -short -count=1 ./...
+
+## bench: helm-drift render vs a kyaml round trip vs kustomize build, ratios printed in one run
+bench:
+	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
+
+## demo: install the plugins into a scratch Helm home and render the example chart through them
+demo: build
+	bash scripts/demo.sh
+
+clean:
+	rm -rf bin
