@@ -26,11 +26,20 @@ for v in 3 4; do
     "$helm" template rel "$chart" -n platform --post-renderer "$root/bin/helm-drift" --post-renderer-args=render "${args[@]}" > "$scratch/rendered.yaml"
   else
     "$helm" plugin install "$root/plugins/drift-render" | sed 's/^/  /'
+    # Helm 4 re-serialises every document a post-renderer hands back (kyaml), so the baseline
+    # is the same render through an identity post-renderer plugin.
+    mkdir -p "$scratch/identity"
+    printf 'apiVersion: v1\ntype: postrenderer/v1\nname: identity\nversion: 0.0.1\nruntime: subprocess\nruntimeConfig:\n  platformCommand:\n    - command: cat\n' > "$scratch/identity/plugin.yaml"
+    "$helm" plugin install "$scratch/identity" >/dev/null
     echo "\$ helm template rel $chart -n platform --post-renderer drift-render ${args[*]}"
-    "$helm" template rel "$chart" -n platform > "$scratch/plain.yaml"
+    "$helm" template rel "$chart" -n platform --post-renderer identity > "$scratch/plain.yaml"
     "$helm" template rel "$chart" -n platform --post-renderer drift-render "${args[@]}" > "$scratch/rendered.yaml"
   fi
-  echo "-- what the post-renderer changed (diff against helm template without it):"
+  if [ "$v" = 3 ]; then
+    echo "-- what the post-renderer changed (diff against helm template without it):"
+  else
+    echo "-- what the post-renderer changed (diff against the same render through an identity post-renderer):"
+  fi
   diff -u "$scratch/plain.yaml" "$scratch/rendered.yaml" | sed -n '/^@@/,$p' | grep -E '^[-+@]' | grep -v '^+$' | head -40 || true
   echo
 done
