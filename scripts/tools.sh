@@ -24,7 +24,7 @@ build() {
   echo "building $name $version from the Go module proxy (cached at $out)..." >&2
   local start=$SECONDS
   GOBIN=$tmp GOFLAGS=-mod=mod CGO_ENABLED=0 go install -trimpath "$pkg@$version" >&2
-  mv "$tmp/$(basename "${pkg%/v[0-9]*}")" "$out" 2>/dev/null || mv "$tmp"/* "$out"
+  mv "$tmp"/* "$out"   # go install wrote exactly one binary
   rm -rf "$tmp"
   echo "built $name $version in $((SECONDS - start))s" >&2
 }
@@ -38,7 +38,8 @@ case $want in
   *) echo "tools.sh: unknown tool $want (want helm3, helm4, kustomize or nothing for all)" >&2; exit 1 ;;
 esac
 
-ln -sf "helm3-$HELM3_VERSION" "$bin/helm3"
-ln -sf "helm4-$HELM4_VERSION" "$bin/helm4"
-[ -x "$bin/kustomize-$KUSTOMIZE_VERSION" ] && ln -sf "kustomize-$KUSTOMIZE_VERSION" "$bin/kustomize"
+# Stable names for the versions this script pins, for whichever of them are built.
+for link in "helm3:helm3-$HELM3_VERSION" "helm4:helm4-$HELM4_VERSION" "kustomize:kustomize-$KUSTOMIZE_VERSION"; do
+  if [ -x "$bin/${link#*:}" ]; then ln -sfn "${link#*:}" "$bin/${link%%:*}"; fi
+done
 echo "$bin"
