@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
 var (
-	toolsDir   string // helm3, helm4, kustomize
-	repoRoot   string // this repository
-	pluginCopy string // a copy of the repository's tracked files, installed as the plugin
+	cluster    *testenv.Env // the test environment: API server, Flux controllers, registry
+	toolsDir   string       // helm3, helm4, kustomize
+	repoRoot   string       // this repository
+	pluginCopy string       // a copy of the repository's tracked files, installed as the plugin
 	setupLog   bytes.Buffer
 )
 
@@ -25,16 +28,13 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: skipped under -short")
 		os.Exit(m.Run())
 	}
-	code, err := setup()
+	_, err := setup()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e setup: %v\n%s", err, setupLog.String())
 		os.Exit(1)
 	}
-	code = m.Run()
-	if pluginCopy != "" {
-		os.RemoveAll(filepath.Dir(pluginCopy))
-	}
-	os.Exit(code)
+	defer os.RemoveAll(filepath.Dir(pluginCopy))
+	os.Exit(testenv.Run(m, &cluster))
 }
 
 func setup() (int, error) {
@@ -53,7 +53,15 @@ func setup() (int, error) {
 		return 0, err
 	}
 	pluginCopy = filepath.Join(tmp, "helm-drift")
-	return 0, copyTracked(root, pluginCopy)
+	if err := copyTracked(root, pluginCopy); err != nil {
+		return 0, err
+	}
+	// Build the copy's binary once, the way the install hook does, so that tests running in
+	// parallel all find it built.
+	if out, err := exec.Command(filepath.Join(pluginCopy, "scripts/install.sh")).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("scripts/install.sh: %w\n%s", err, out)
+	}
+	return 0, nil
 }
 
 // copyTracked copies the repository's files (tracked and new, not ignored: no bin/) to dst, so

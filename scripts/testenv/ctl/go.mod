@@ -1,0 +1,3 @@
+module helm-drift.testenv/ctl
+
+go 1.26
