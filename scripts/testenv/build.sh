@@ -21,7 +21,7 @@ REGISTRY_VERSION=v3.0.0
 build() {
   local name=$1 version=$2 pkg=$3 ldflags=${4:-}
   local key
-  key=$(cat "$here/$name"/go.mod "$here/$name"/go.sum "$here/$name"/*.go 2>/dev/null | sha256sum | cut -c1-10)
+  key=$(cd "$here/$name" && find . -maxdepth 1 -type f \( -name 'go.*' -o -name '*.go' \) | sort | xargs cat | sha256sum | cut -c1-10)
   local out=$cache/$name-$version-$key
   if [ ! -x "$out" ]; then
     echo "building $name $version (cached at $out)..." >&2
