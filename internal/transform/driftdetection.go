@@ -65,7 +65,7 @@ func (f *DriftDetection) Transform(s *manifest.Stream) error {
 			continue
 		}
 		changed := false
-		for _, obj := range objects(root.YNode()) {
+		for _, obj := range manifest.Objects(root.YNode()) {
 			c, err := f.apply(d, obj, matched)
 			if err != nil {
 				return err
@@ -88,52 +88,29 @@ func (f *DriftDetection) Transform(s *manifest.Stream) error {
 	return nil
 }
 
-// listObject is one object of a document: the document itself, or an item of a List.
-type listObject struct {
-	node *yaml.Node
-	item int // -1: the document itself
-}
-
-// objects returns the objects a document holds: the items of a List kind (which Helm applies
-// one by one), or the document itself.
-func objects(root *yaml.Node) []listObject {
-	if kind := scalar(root, "kind"); kind == "List" || (strings.HasSuffix(kind, "List") && lookup(root, "items") != nil) {
-		items := deref(lookup(root, "items"))
-		if items == nil || items.Kind != yaml.SequenceNode {
-			return nil
-		}
-		objs := make([]listObject, 0, len(items.Content))
-		for i, it := range items.Content {
-			objs = append(objs, listObject{node: it, item: i})
-		}
-		return objs
-	}
-	return []listObject{{node: root, item: -1}}
-}
-
 // apply decides for one object and sets its driftDetection; it reports whether it changed it.
-func (f *DriftDetection) apply(d *manifest.Document, o listObject, matched []int) (bool, error) {
-	obj := o.node
-	if deref(obj) == nil || deref(obj).Kind != yaml.MappingNode || scalar(obj, "kind") != "HelmRelease" {
+func (f *DriftDetection) apply(d *manifest.Document, o manifest.Object, matched []int) (bool, error) {
+	obj := o.Node
+	if manifest.Deref(obj) == nil || manifest.Deref(obj).Kind != yaml.MappingNode || manifest.Scalar(obj, "kind") != "HelmRelease" {
 		return false, nil
 	}
-	group, version, _ := strings.Cut(scalar(obj, "apiVersion"), "/")
+	group, version, _ := strings.Cut(manifest.Scalar(obj, "apiVersion"), "/")
 	if group != HelmReleaseGroup {
 		return false, nil // another project's HelmRelease kind
 	}
-	meta := lookup(obj, "metadata")
-	name := scalar(meta, "name")
-	namespace := scalar(meta, "namespace")
+	meta := manifest.Lookup(obj, "metadata")
+	name := manifest.Scalar(meta, "name")
+	namespace := manifest.Scalar(meta, "namespace")
 	if namespace == "" {
 		namespace = f.Namespace
 	}
-	dec, ok := f.decide(namespace, name, stringMap(lookup(meta, "labels")), matched)
+	dec, ok := f.decide(namespace, name, manifest.StringMap(manifest.Lookup(meta, "labels")), matched)
 	if !ok {
 		return false, nil
 	}
 	where := d.Name()
-	if o.item >= 0 {
-		where += fmt.Sprintf(", List item %d", o.item+1)
+	if o.Item >= 0 {
+		where += fmt.Sprintf(", List item %d", o.Item+1)
 	}
 	where += fmt.Sprintf(", HelmRelease %s/%s", namespace, name)
 	switch version {
@@ -143,24 +120,24 @@ func (f *DriftDetection) apply(d *manifest.Document, o listObject, matched []int
 	default:
 		return false, fmt.Errorf("%s: selected by %s, but apiVersion %s/%s is not one this helm-drift knows (v2, v2beta2); check the apiVersion", where, strings.Join(dec.origins, ", "), HelmReleaseGroup, version)
 	}
-	spec := lookup(obj, "spec")
+	spec := manifest.Lookup(obj, "spec")
 	switch {
 	case spec == nil:
 		return false, fmt.Errorf("%s: has no spec; a HelmRelease needs one", where)
 	case spec.Kind == yaml.AliasNode:
 		return false, fmt.Errorf("%s: spec is a YAML alias (*%s): editing it would change every place that uses the anchor; write the spec out in full", where, spec.Value)
 	case spec.Kind != yaml.MappingNode:
-		return false, fmt.Errorf("%s: spec is %s, not a mapping", where, kindName(spec))
+		return false, fmt.Errorf("%s: spec is %s, not a mapping", where, manifest.KindName(spec))
 	}
-	if existing := lookup(spec, "driftDetection"); existing != nil && !dec.override {
-		f.verbosef("%s: kept the chart's spec.driftDetection (mode %q); %s would set %q: set override to replace it\n", where, scalar(existing, "mode"), strings.Join(dec.origins, ", "), dec.mode)
+	if existing := manifest.Lookup(spec, "driftDetection"); existing != nil && !dec.override {
+		f.verbosef("%s: kept the chart's spec.driftDetection (mode %q); %s would set %q: set override to replace it\n", where, manifest.Scalar(existing, "mode"), strings.Join(dec.origins, ", "), dec.mode)
 		return false, nil
 	}
 	var value yaml.Node
 	if err := value.Encode(driftDetectionSpec{Mode: dec.mode, Ignore: dec.ignore}); err != nil {
 		return false, fmt.Errorf("%s: encode driftDetection: %w", where, err)
 	}
-	setField(spec, "driftDetection", &value)
+	manifest.SetField(spec, "driftDetection", &value)
 	f.verbosef("%s: spec.driftDetection.mode=%s, %d ignore rule(s), from %s\n", where, dec.mode, len(dec.ignore), strings.Join(dec.origins, ", "))
 	return true, nil
 }

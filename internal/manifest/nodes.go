@@ -1,27 +1,31 @@
-package transform
+package manifest
 
-import "sigs.k8s.io/kustomize/kyaml/yaml"
+import (
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
 
 // maxMergeDepth bounds how far lookups follow YAML merge keys (<<) through aliases.
 const maxMergeDepth = 16
 
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
+// Deref follows an alias to the node it names.
+func Deref(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxMergeDepth; i++ {
 		n = n.Alias
 	}
 	return n
 }
 
-// lookup returns the value stored under key in mapping n (the node as written, which may be an
+// Lookup returns the value stored under key in mapping n (the node as written, which may be an
 // alias), looking through merge keys the way a YAML reader does: a key written in the mapping
 // wins over a merged one. nil when absent or when n is not a mapping.
-func lookup(n *yaml.Node, key string) *yaml.Node {
+func Lookup(n *yaml.Node, key string) *yaml.Node {
 	return lookupDepth(n, key, 0)
 }
 
 func lookupDepth(n *yaml.Node, key string, depth int) *yaml.Node {
-	n = deref(n)
+	n = Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode || depth > maxMergeDepth {
 		return nil
 	}
@@ -34,7 +38,7 @@ func lookupDepth(n *yaml.Node, key string, depth int) *yaml.Node {
 		if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.Value != "<<" {
 			continue
 		}
-		merged := deref(n.Content[i+1])
+		merged := Deref(n.Content[i+1])
 		sources := []*yaml.Node{merged}
 		if merged != nil && merged.Kind == yaml.SequenceNode {
 			sources = merged.Content
@@ -48,33 +52,33 @@ func lookupDepth(n *yaml.Node, key string, depth int) *yaml.Node {
 	return nil
 }
 
-// scalar returns the string value of a scalar field, "" when absent or not a scalar.
-func scalar(n *yaml.Node, key string) string {
-	v := deref(lookup(n, key))
+// Scalar returns the string value of a scalar field, "" when absent or not a scalar.
+func Scalar(n *yaml.Node, key string) string {
+	v := Deref(Lookup(n, key))
 	if v == nil || v.Kind != yaml.ScalarNode {
 		return ""
 	}
 	return v.Value
 }
 
-// stringMap returns a mapping of scalars as a Go map (labels, annotations).
-func stringMap(n *yaml.Node) map[string]string {
-	n = deref(n)
+// StringMap returns a mapping of scalars as a Go map (labels, annotations).
+func StringMap(n *yaml.Node) map[string]string {
+	n = Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	m := make(map[string]string, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if v := deref(n.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
+		if v := Deref(n.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
 			m[n.Content[i].Value] = v.Value
 		}
 	}
 	return m
 }
 
-// setField sets key in mapping n to v: it replaces the value where the key is written in n,
+// SetField sets key in mapping n to v: it replaces the value where the key is written in n,
 // else appends the key (which then wins over a merged one).
-func setField(n *yaml.Node, key string, v *yaml.Node) {
+func SetField(n *yaml.Node, key string, v *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
 			n.Content[i+1] = v
@@ -84,9 +88,9 @@ func setField(n *yaml.Node, key string, v *yaml.Node) {
 	n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 }
 
-// kindName describes a node kind for messages.
-func kindName(n *yaml.Node) string {
-	switch deref(n).Kind {
+// KindName describes a node kind for messages.
+func KindName(n *yaml.Node) string {
+	switch Deref(n).Kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
@@ -98,4 +102,27 @@ func kindName(n *yaml.Node) string {
 		return "a scalar"
 	}
 	return "not a mapping"
+}
+
+// Object is one Kubernetes object of a document: the document itself, or an item of a List.
+type Object struct {
+	Node *yaml.Node
+	Item int // -1: the document itself
+}
+
+// Objects returns the objects a document holds: the items of a List kind (which Helm applies
+// one by one), or the document itself.
+func Objects(root *yaml.Node) []Object {
+	if kind := Scalar(root, "kind"); kind == "List" || (strings.HasSuffix(kind, "List") && Lookup(root, "items") != nil) {
+		items := Deref(Lookup(root, "items"))
+		if items == nil || items.Kind != yaml.SequenceNode {
+			return nil
+		}
+		objs := make([]Object, 0, len(items.Content))
+		for i, it := range items.Content {
+			objs = append(objs, Object{Node: it, Item: i})
+		}
+		return objs
+	}
+	return []Object{{Node: root, Item: -1}}
 }
