@@ -13,6 +13,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/postrender"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
@@ -54,11 +56,37 @@ func renderer(tb testing.TB) *postrender.Renderer {
 	return &postrender.Renderer{Transforms: []transform.Transform{&transform.DriftDetection{Rules: []transform.Rule{rule}, Namespace: "default"}}}
 }
 
+// ownersCheck is the second-owner stream check as render runs it (--owners error).
+func ownersCheck(s *manifest.Stream) error {
+	objs, err := owners.Objects(s)
+	if err != nil {
+		return err
+	}
+	if fs := owners.NewChecker(objs, owners.Options{Namespace: "default"}).Stream(objs); len(fs) > 0 {
+		return fmt.Errorf("%d findings on a stream that has none: %s", len(fs), fs[0].Message)
+	}
+	return nil
+}
+
+// BenchmarkRenderWithOwners is render with the second-owner check, its default.
+func BenchmarkRenderWithOwners(b *testing.B) {
+	r := renderer(b)
+	r.Checks = append(r.Checks, ownersCheck)
+	benchRenderWith(b, r, benchStream(benchDocs))
+}
+
 // BenchmarkRender is helm-drift's post-renderer on the whole stream.
 func BenchmarkRender(b *testing.B) { benchRender(b, benchStream(benchDocs)) }
 
-func benchRender(b *testing.B, s Stream) {
+func benchRender(b *testing.B, s Stream) { benchRenderWith(b, renderer(b), s) }
+
+func benchRenderOwners(b *testing.B, s Stream) {
 	r := renderer(b)
+	r.Checks = append(r.Checks, ownersCheck)
+	benchRenderWith(b, r, s)
+}
+
+func benchRenderWith(b *testing.B, r *postrender.Renderer, s Stream) {
 	b.SetBytes(int64(len(s.YAML)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -171,12 +199,13 @@ func TestCompare(t *testing.T) {
 		external bool // runs in another process: its allocations are not counted here
 	}
 	render := way{"helm-drift render", benchRender, false}
+	withOwners := way{"render + owners check", benchRenderOwners, false}
 	kyaml := way{"kyaml ParseAll+StringAll", benchKyaml, false}
 	kust := way{"kustomize build + patch", benchKustomize, true}
 	sizes := []struct {
 		docs int
 		ways []way
-	}{{benchDocs, []way{render, kyaml}}, {*kustomizeDocs, []way{render, kyaml, kust}}}
+	}{{benchDocs, []way{render, withOwners, kyaml}}, {*kustomizeDocs, []way{render, withOwners, kyaml, kust}}}
 	if *kustomizeDocs == benchDocs {
 		sizes = sizes[1:]
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/helm-drift/helm-drift/internal/config"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/postrender"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
@@ -42,6 +44,10 @@ Usage:
   helm install my-release ./chart --post-renderer drift-render \
       --post-renderer-args --drift-detection=podinfo=enabled                              (Helm 4)
 
+Second owners: render also refuses a stream in which one object has two owners (two documents
+with one identity, two HelmReleases writing one Helm release): see "helm drift owners --help".
+--owners warn reports them on stderr without failing; --owners off skips the check.
+
 Exit codes: 0 rendered; 1 an error (nothing written to stdout).
 `
 
@@ -53,6 +59,8 @@ type renderOptions struct {
 	namespace      string
 	strict         bool
 	verbose        bool
+	owners         string
+	release        string
 }
 
 // BindFlags registers the render flags on fs.
@@ -63,6 +71,8 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace: the namespace of a HelmRelease that names none")
 	fs.BoolVar(&o.strict, "strict", false, "a rule that matches no HelmRelease is an error, not a warning")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say on stderr what each rule did to each HelmRelease, and which rule won")
+	fs.StringVar(&o.owners, "owners", "error", "the second-owner check on the stream: error (fail before Helm applies anything), warn (report on stderr), off")
+	fs.StringVar(&o.release, "release", "", "the release being installed (named in messages)")
 }
 
 func envOr(key, def string) string {
@@ -121,6 +131,9 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := ownersMode(o.owners).validate(); err != nil {
+		return err
+	}
 	input, err := readInput(in)
 	if err != nil {
 		return err
@@ -128,12 +141,42 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	r := &postrender.Renderer{Transforms: []transform.Transform{
 		&transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut},
 	}}
+	if o.owners != "off" {
+		r.Checks = append(r.Checks, func(s *manifest.Stream) error { return o.checkOwners(s, errOut) })
+	}
 	result, err := r.Render(input)
 	if err != nil {
 		return err
 	}
 	if _, err := out.Write(result); err != nil {
 		return fmt.Errorf("write stdout: %w", err)
+	}
+	return nil
+}
+
+// checkOwners runs the second-owner check on the stream: findings of severity error fail the
+// render with --owners error; with --owners warn they are reported on stderr.
+func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error {
+	objs, err := owners.Objects(s)
+	if err != nil {
+		return err
+	}
+	severity := owners.SeverityError
+	if o.owners == "warn" {
+		severity = owners.SeverityWarn
+	}
+	c := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity})
+	findings := c.Stream(objs)
+	if owners.HasErrors(findings) {
+		return ownersError{findings}
+	}
+	for _, f := range findings {
+		fmt.Fprintf(errOut, "helm-drift: warning: %s: %s\n", f.ID, f.Message)
+	}
+	if o.verbose {
+		for _, n := range c.Notes {
+			fmt.Fprintf(errOut, "helm-drift: note: %s\n", n)
+		}
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"render", "post-renderer: inject Flux drift detection into chosen HelmReleases", runRender},
+		{"owners", "find objects with two owners in rendered manifests", runOwners},
 		{"version", "print version, commit, Go and Helm SDK versions", runVersion},
 	}
 }

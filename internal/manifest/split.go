@@ -85,13 +85,22 @@ func checkText(d *Document) error {
 			return fmt.Errorf("%s: line %d: invalid UTF-8 (binary data?); a manifest must be UTF-8 text", d.Name(), lineAt(firstInvalidUTF8(part.b)))
 		}
 		for i, c := range part.b {
-			if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f {
+			if notText[c] {
 				return fmt.Errorf("%s: line %d: control character %#02x is not allowed in YAML (binary data?)", d.Name(), lineAt(i), c)
 			}
 		}
 	}
 	return nil
 }
+
+// notText marks the bytes checkText rejects, for one table lookup per byte.
+var notText = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = c != '\t' && c != '\n' && c != '\r'
+	}
+	t[0x7f] = true
+	return t
+}()
 
 func firstInvalidUTF8(b []byte) int {
 	for i := 0; i < len(b); {

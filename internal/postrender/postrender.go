@@ -15,9 +15,11 @@ import (
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
-// Renderer applies its transforms, in order, to a manifest stream.
+// Renderer applies its transforms, in order, to a manifest stream, then its checks.
 type Renderer struct {
 	Transforms []transform.Transform
+	// Checks read the transformed stream; an error from one fails the render.
+	Checks []func(*manifest.Stream) error
 }
 
 var _ helmpostrender.PostRenderer = (*Renderer)(nil)
@@ -43,6 +45,11 @@ func (r *Renderer) Render(in []byte) ([]byte, error) {
 	}
 	for _, t := range r.Transforms {
 		if err := t.Transform(s); err != nil {
+			return nil, err
+		}
+	}
+	for _, check := range r.Checks {
+		if err := check(s); err != nil {
 			return nil, err
 		}
 	}

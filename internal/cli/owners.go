@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+)
+
+// ExitUnchecked: a check could not look (an unreadable file, an unreachable cluster); never
+// reported as clean.
+const ExitUnchecked = 3
+
+const ownersUsage = `Finds objects with two owners, before Helm applies anything.
+
+Reads rendered manifests from the files given (or stdin) and reports:
+  duplicate-identity       two documents that are one object (group, kind, namespace, name;
+                           namespace defaulted to --namespace for namespaced kinds, ignored for
+                           cluster-scoped ones; apps/v1 and extensions/v1beta1 are one group)
+  two-writers-of-release   two HelmReleases that write one Helm release (same storage namespace
+                           and effective release name, shortened past 53 characters as Flux does)
+Helm hooks are left out: a hook and a template of one name are two lifecycles.
+
+The same check runs inside render (--owners error|warn|off, default error).
+
+Usage:
+  helm template rel ./chart | helm drift owners -n apps
+  helm drift owners -n apps rendered.yaml other.yaml -o json
+
+Exit codes: 0 no finding of severity error; 1 findings of severity error (or a usage error);
+3 could not check (an unreadable file or invalid input).
+`
+
+// ownersOptions are the flags of `owners`.
+type ownersOptions struct {
+	namespace string
+	release   string
+	output    string
+}
+
+// BindFlags registers the owners flags on fs.
+func (o *ownersOptions) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace: namespaced objects that name none land there")
+	fs.StringVar(&o.release, "release", "", "the release the manifests are rendered for (named in messages)")
+	fs.StringVarP(&o.output, "output", "o", "text", "text or json")
+}
+
+// ownersReport is the JSON output of `owners -o json`.
+type ownersReport struct {
+	// Findings, each with id, severity, object, owners and message.
+	Findings []owners.Finding `json:"findings"`
+	// Notes are facts worth knowing that are not findings (kinds assumed namespaced).
+	Notes []string `json:"notes"`
+	// Objects is how many objects were checked.
+	Objects int `json:"objects"`
+}
+
+func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
+	var o ownersOptions
+	fs := pflag.NewFlagSet("owners", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	if code, done := parseFlags(fs, ownersUsage, args, out, errOut); done {
+		return code
+	}
+	if o.output != "text" && o.output != "json" {
+		fmt.Fprintf(errOut, "helm-drift owners: --output %q: want text or json\n", o.output)
+		return ExitError
+	}
+	var objs []owners.Object
+	inputs := fs.Args()
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	for _, name := range inputs {
+		data, err := readNamed(name, in)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: %v\n", err)
+			return ExitUnchecked
+		}
+		s, err := manifest.Split(data)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: %s: %v\n", displayName(name), err)
+			return ExitUnchecked
+		}
+		found, err := owners.Objects(s)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: %s: %v\n", displayName(name), err)
+			return ExitUnchecked
+		}
+		if len(inputs) > 1 {
+			for i := range found {
+				found[i].File = displayName(name)
+			}
+		}
+		objs = append(objs, found...)
+	}
+	c := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Release: o.release})
+	findings := c.Stream(objs)
+	if o.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		rep := ownersReport{Findings: findings, Notes: c.Notes, Objects: len(objs)}
+		if rep.Findings == nil {
+			rep.Findings = []owners.Finding{}
+		}
+		if rep.Notes == nil {
+			rep.Notes = []string{}
+		}
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: %v\n", err)
+			return ExitError
+		}
+	} else {
+		printFindings(out, findings, c.Notes)
+		if len(findings) == 0 {
+			fmt.Fprintf(out, "no second owners among %d objects\n", len(objs))
+		}
+	}
+	if owners.HasErrors(findings) {
+		return ExitError
+	}
+	return ExitOK
+}
+
+// printFindings writes findings and notes as text, one paragraph each.
+func printFindings(w io.Writer, findings []owners.Finding, notes []string) {
+	for _, f := range findings {
+		fmt.Fprintf(w, "%s: %s: %s\n", f.Severity, f.ID, f.Message)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
+}
+
+// readNamed reads a file, or stdin for "-".
+func readNamed(name string, in io.Reader) ([]byte, error) {
+	if name == "-" {
+		return readInput(in)
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory: give the rendered manifest files", name)
+	}
+	if st.Size() > MaxInput {
+		return nil, fmt.Errorf("%s: more than %d MiB", name, MaxInput>>20)
+	}
+	return os.ReadFile(name)
+}
+
+// ownersMode is render's --owners value.
+type ownersMode string
+
+func (m ownersMode) validate() error {
+	switch m {
+	case "error", "warn", "off":
+		return nil
+	}
+	return fmt.Errorf("--owners %q: want error, warn or off", string(m))
+}
+
+// ownersError is the render failure for findings of severity error.
+type ownersError struct{ findings []owners.Finding }
+
+func (e ownersError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "second owners: %d finding(s); nothing was rendered (--owners warn reports them without failing):", len(e.findings))
+	for _, f := range e.findings {
+		fmt.Fprintf(&b, "\n  %s: %s", f.ID, f.Message)
+	}
+	return b.String()
+}

@@ -1,0 +1,110 @@
+package owners
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// parsed reads the identity fields of a document with the full parser only.
+func parsed(t *testing.T, d *manifest.Document) (Object, bool) {
+	t.Helper()
+	root, err := d.Node()
+	if err != nil || root == nil {
+		return Object{}, false
+	}
+	n := root.YNode()
+	meta := manifest.Lookup(n, "metadata")
+	return Object{Doc: d, Item: -1, APIVersion: manifest.Scalar(n, "apiVersion"), Kind: manifest.Scalar(n, "kind"),
+		Name: manifest.Scalar(meta, "name"), Namespace: manifest.Scalar(meta, "namespace")}, true
+}
+
+// TestScanAgreesWithParser: wherever the line scanner claims certainty, it reads what the
+// YAML parser reads, on every stream under testdata and on tricky documents.
+func TestScanAgreesWithParser(t *testing.T) {
+	inputs := map[string]string{
+		"quoted":        "apiVersion: \"v1\"\nkind: 'ConfigMap'\nmetadata:\n  name: \"a\" # c\n  namespace: 'b'\n",
+		"comment first": "# Source: x\n\napiVersion: v1 # c\nkind: Secret\nmetadata:\n    labels:\n      name: not-this\n    name: real\n",
+		"name after":    "kind: Service\nmetadata:\n  annotations:\n    x: |\n      name: nope\n  name: svc\napiVersion: v1\n",
+		"flow meta":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flow}\n",
+		"anchor":        "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: a\n",
+		"alias name":    "apiVersion: v1\nkind: ConfigMap\nx: &n a\nmetadata:\n  name: *n\n",
+		"escaped":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\\u0062\"\n",
+		"multi-line":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name:\n    long\n",
+		"dup kind":      "apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata:\n  name: a\n",
+		"null name":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ~\n",
+		"empty":         "# only a comment\n",
+		"tag":           "apiVersion: v1\nkind: !!str ConfigMap\nmetadata:\n  name: a\n",
+	}
+	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		inputs[f] = string(data)
+	}
+	for name, in := range inputs {
+		s, err := manifest.Split([]byte(in))
+		if err != nil {
+			continue
+		}
+		for _, d := range s.Docs {
+			got, ok := scan(d, map[string]string{})
+			if !ok {
+				continue // the parser decides
+			}
+			want, parsedOK := parsed(t, d)
+			if !parsedOK {
+				continue // the scanner reads identities, it does not validate: Helm does
+			}
+			g := [4]string{got.APIVersion, got.Kind, got.Name, got.Namespace}
+			w := [4]string{want.APIVersion, want.Kind, want.Name, want.Namespace}
+			if diff := cmp.Diff(w, g); diff != "" {
+				t.Errorf("%s %s: scanner disagrees with the parser (-parser +scanner):\n%s", name, d.Name(), diff)
+			}
+		}
+	}
+}
+
+func TestShortenReleaseName(t *testing.T) {
+	long := "apps-an-extremely-long-component-name-that-goes-past-the-limit"
+	// The first 40 characters, "-", the first 12 hex digits of sha256(long) (sha256sum).
+	want := "apps-an-extremely-long-component-name-th-b7bbc1b3537d"
+	if got := ShortenReleaseName(long); got != want {
+		t.Errorf("ShortenReleaseName = %q, want %q", got, want)
+	}
+	if got := ShortenReleaseName(strings.Repeat("a", 53)); got != strings.Repeat("a", 53) {
+		t.Errorf("a 53-character name was shortened: %q", got)
+	}
+	if got := len(ShortenReleaseName(strings.Repeat("a", 54))); got != 53 {
+		t.Errorf("a shortened name has %d characters, want 53", got)
+	}
+}
+
+func TestIdentityScopes(t *testing.T) {
+	c := NewChecker(nil, Options{Namespace: "rel"})
+	tests := []struct {
+		apiVersion, kind, ns string
+		want                 Identity
+	}{
+		{"v1", "ConfigMap", "", Identity{"", "ConfigMap", "rel", "x"}},
+		{"v1", "Namespace", "", Identity{"", "Namespace", "", "x"}},
+		{"rbac.authorization.k8s.io/v1", "ClusterRole", "stray", Identity{"rbac.authorization.k8s.io", "ClusterRole", "", "x"}},
+		{"extensions/v1beta1", "Ingress", "a", Identity{"networking.k8s.io", "Ingress", "a", "x"}},
+		{"apps/v1beta2", "StatefulSet", "", Identity{"apps", "StatefulSet", "rel", "x"}},
+		{"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", Identity{"apiextensions.k8s.io", "CustomResourceDefinition", "", "x"}},
+		{"source.toolkit.fluxcd.io/v1", "OCIRepository", "", Identity{"source.toolkit.fluxcd.io", "OCIRepository", "rel", "x"}},
+	}
+	for _, tc := range tests {
+		got := c.Identity(Object{APIVersion: tc.apiVersion, Kind: tc.kind, Namespace: tc.ns, Name: "x"})
+		if got != tc.want {
+			t.Errorf("%s %s: identity %+v, want %+v", tc.apiVersion, tc.kind, got, tc.want)
+		}
+	}
+	if len(c.Notes) != 0 {
+		t.Errorf("notes for built-in kinds: %v", c.Notes)
+	}
+}

@@ -1,0 +1,239 @@
+package owners
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// Options configure the checks.
+type Options struct {
+	// Namespace is the release namespace: namespaced objects that name none land there.
+	Namespace string
+	// Release is the name of the release the stream is rendered for (optional in the stream
+	// checks, required for the cluster check).
+	Release string
+	// Scopes answers kinds that neither the built-in data nor a CRD in the stream knows.
+	Scopes ScopeResolver
+	// Severity of the findings (default error).
+	Severity Severity
+}
+
+// Checker holds what the checks learn about a stream's objects.
+type Checker struct {
+	opts    Options
+	crds    map[[2]string]Scope // group/kind → scope, from CRDs in the stream
+	scopes  map[[2]string]Scope // apiVersion/kind → scope, as decided once
+	assumed map[string]bool     // kinds assumed namespaced
+	// Notes are things the user should know that are not findings.
+	Notes []string
+}
+
+// NewChecker returns a checker for objs (the objects of one stream).
+func NewChecker(objs []Object, opts Options) *Checker {
+	if opts.Severity == "" {
+		opts.Severity = SeverityError
+	}
+	c := &Checker{opts: opts, crds: map[[2]string]Scope{}, scopes: map[[2]string]Scope{}, assumed: map[string]bool{}}
+	for _, o := range objs {
+		if o.Kind != "CustomResourceDefinition" || o.Group() != "apiextensions.k8s.io" {
+			continue
+		}
+		n := o.Node
+		if n == nil {
+			root, err := o.Doc.Node()
+			if err != nil || root == nil {
+				continue
+			}
+			n = root.YNode()
+		}
+		spec := manifest.Lookup(n, "spec")
+		scope := Namespaced
+		if manifest.Scalar(spec, "scope") == "Cluster" {
+			scope = ClusterScoped
+		}
+		c.crds[[2]string{manifest.Scalar(spec, "group"), manifest.Scalar(manifest.Lookup(spec, "names"), "kind")}] = scope
+	}
+	return c
+}
+
+// Identity returns the object's identity: group made canonical, namespace defaulted to the
+// release namespace for namespaced kinds and dropped for cluster-scoped ones.
+func (c *Checker) Identity(o Object) Identity {
+	group := CanonicalGroup(o.Group(), o.Kind)
+	id := Identity{Group: group, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}
+	switch c.scope(o) {
+	case ClusterScoped:
+		id.Namespace = ""
+	default:
+		if id.Namespace == "" {
+			id.Namespace = c.opts.Namespace
+		}
+	}
+	return id
+}
+
+func (c *Checker) scope(o Object) Scope {
+	key := [2]string{o.APIVersion, o.Kind}
+	if s, ok := c.scopes[key]; ok {
+		return s
+	}
+	s := c.resolveScope(o)
+	c.scopes[key] = s
+	return s
+}
+
+func (c *Checker) resolveScope(o Object) Scope {
+	group := CanonicalGroup(o.Group(), o.Kind)
+	if s, ok := c.crds[[2]string{group, o.Kind}]; ok {
+		return s
+	}
+	if s := builtinScope(o.APIVersion, o.Kind); s != Unknown {
+		return s
+	}
+	if c.opts.Scopes != nil {
+		_, version, _ := strings.Cut(o.APIVersion, "/")
+		if s, err := c.opts.Scopes.Scope(group, version, o.Kind); err == nil && s != Unknown {
+			return s
+		}
+	}
+	if kg := o.Kind + "." + group; !c.assumed[kg] {
+		c.assumed[kg] = true
+		c.Notes = append(c.Notes, fmt.Sprintf("kind %s (%s) is not a built-in kind and no CRD for it is in the stream or the cluster: treated as namespaced", o.Kind, o.APIVersion))
+	}
+	return Namespaced
+}
+
+// Stream finds, within one stream, documents that are one object and HelmReleases that write
+// one Helm release. Hooks are left out: a hook and a template of one identity are two
+// lifecycles, and Helm 4 hands both to a post-renderer.
+func (c *Checker) Stream(objs []Object) []Finding {
+	first := make(map[Identity]int, len(objs))
+	dups := map[Identity][]int{} // only identities seen more than once
+	var order []Identity
+	for i, o := range objs {
+		if o.Hook || o.Name == "" {
+			continue
+		}
+		id := c.Identity(o)
+		j, seen := first[id]
+		if !seen {
+			first[id] = i
+			continue
+		}
+		if _, ok := dups[id]; !ok {
+			order = append(order, id)
+			dups[id] = []int{j}
+		}
+		dups[id] = append(dups[id], i)
+	}
+	var findings []Finding
+	for _, id := range order {
+		f := Finding{ID: IDDuplicate, Severity: c.opts.Severity, Object: id.String()}
+		var places []string
+		for _, i := range dups[id] {
+			o := objs[i]
+			f.Owners = append(f.Owners, Owner{Kind: "document", Name: o.Where()})
+			places = append(places, o.Where()+" as "+o.APIVersion)
+		}
+		f.Message = fmt.Sprintf("%s is rendered %d times: %s. One object can have one owner: render it in one template only, or give the copies different names.",
+			id, len(places), strings.Join(places, "; "))
+		findings = append(findings, f)
+	}
+	return append(findings, c.twoWriters(objs)...)
+}
+
+// Target is the Helm release a Flux HelmRelease writes.
+type Target struct {
+	// Namespace is the HelmRelease's own namespace.
+	Namespace string
+	// Release is the effective release name; Storage the namespace Helm stores it in.
+	Release, Storage string
+}
+
+type helmRelease struct {
+	Target
+	obj Object
+}
+
+func (c *Checker) twoWriters(objs []Object) []Finding {
+	byRelease := map[[2]string][]helmRelease{}
+	var order [][2]string
+	seen := map[Identity]bool{}
+	for _, o := range objs {
+		if o.Kind != "HelmRelease" || o.Group() != "helm.toolkit.fluxcd.io" || o.Node == nil {
+			continue
+		}
+		id := c.Identity(o)
+		if seen[id] {
+			continue // the same HelmRelease twice is a duplicate identity already
+		}
+		seen[id] = true
+		hr := helmRelease{Target: ReleaseOf(o.Node, id.Namespace), obj: o}
+		key := [2]string{hr.Storage, hr.Release}
+		if _, ok := byRelease[key]; !ok {
+			order = append(order, key)
+		}
+		byRelease[key] = append(byRelease[key], hr)
+	}
+	var findings []Finding
+	for _, key := range order {
+		hrs := byRelease[key]
+		if len(hrs) < 2 {
+			continue
+		}
+		f := Finding{ID: IDTwoWriters, Severity: c.opts.Severity, Object: "Helm release " + key[0] + "/" + key[1]}
+		var names []string
+		for _, hr := range hrs {
+			name := fmt.Sprintf("HelmRelease %s/%s (%s)", hr.Namespace, hr.obj.Name, hr.obj.Where())
+			f.Owners = append(f.Owners, Owner{Kind: "helmrelease", Name: name})
+			names = append(names, name)
+		}
+		f.Message = fmt.Sprintf("%s write one Helm release, %s in namespace %s (storage namespace and release name are equal): each upgrade by one undoes the other. Give one of them its own spec.releaseName or spec.storageNamespace.",
+			strings.Join(names, " and "), key[1], key[0])
+		findings = append(findings, f)
+	}
+	return findings
+}
+
+// ReleaseOf returns the Helm release a HelmRelease writes, the way helm-controller names it:
+// spec.releaseName, else [spec.targetNamespace-]metadata.name, shortened past 53 characters;
+// stored in spec.storageNamespace, else the HelmRelease's namespace.
+func ReleaseOf(n *yaml.Node, namespace string) Target {
+	spec := manifest.Lookup(n, "spec")
+	name := manifest.Scalar(manifest.Lookup(n, "metadata"), "name")
+	release := manifest.Scalar(spec, "releaseName")
+	if release == "" {
+		release = name
+		if target := manifest.Scalar(spec, "targetNamespace"); target != "" {
+			release = target + "-" + name
+		}
+	}
+	storage := manifest.Scalar(spec, "storageNamespace")
+	if storage == "" {
+		storage = namespace
+	}
+	return Target{Namespace: namespace, Release: ShortenReleaseName(release), Storage: storage}
+}
+
+// ShortenReleaseName shortens a release name past 53 characters the way helm-controller does
+// (xref: fluxcd/helm-controller internal/release/name.go ShortenName): the first 40 characters,
+// "-", and the first 12 hex digits of the name's SHA-256.
+func ShortenReleaseName(name string) string {
+	const maxLength, hashLength = 53, 12
+	if len(name) <= maxLength {
+		return name
+	}
+	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(name)))
+	return name[:maxLength-(hashLength+1)] + "-" + sum[:hashLength]
+}
+
+// sortFindings orders findings by object, for stable output.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Object < fs[j].Object })
+}
