@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
@@ -27,11 +29,19 @@ Reads rendered manifests from the files given (or stdin) and reports:
                            and effective release name, shortened past 53 characters as Flux does)
 Helm hooks are left out: a hook and a template of one name are two lifecycles.
 
+With --cluster (and --release), also the live objects of the same identity (one LIST per kind
+and namespace, metadata only):
+  owned-by-another-release  it belongs to another Helm release, or to none: Helm would refuse
+                            it ("exists and cannot be imported into the current release")
+  owned-by-helmrelease      a Flux HelmRelease owns it (helm.toolkit.fluxcd.io/name label)
+  kept-by-older-release     an older release kept it (helm.sh/resource-policy: keep)
+
 The same check runs inside render (--owners error|warn|off, default error).
 
 Usage:
   helm template rel ./chart | helm drift owners -n apps
   helm drift owners -n apps rendered.yaml other.yaml -o json
+  helm template web ./chart -n apps | helm drift owners -n apps --release web --cluster
 
 Exit codes: 0 no finding of severity error; 1 findings of severity error (or a usage error);
 3 could not check (an unreadable file or invalid input).
@@ -42,6 +52,8 @@ type ownersOptions struct {
 	namespace string
 	release   string
 	output    string
+	cluster   bool
+	kube      kubeOptions
 }
 
 // BindFlags registers the owners flags on fs.
@@ -49,6 +61,8 @@ func (o *ownersOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace: namespaced objects that name none land there")
 	fs.StringVar(&o.release, "release", "", "the release the manifests are rendered for (named in messages)")
 	fs.StringVarP(&o.output, "output", "o", "text", "text or json")
+	fs.BoolVar(&o.cluster, "cluster", false, "also compare with the live cluster: objects another release, no release, or a Flux HelmRelease owns (needs --release)")
+	o.kube.BindFlags(fs)
 }
 
 // ownersReport is the JSON output of `owners -o json`.
@@ -100,8 +114,34 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		}
 		objs = append(objs, found...)
 	}
-	c := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Release: o.release})
+	opts := owners.Options{Namespace: o.namespace, Release: o.release}
+	var cl *live.Client
+	if o.cluster {
+		if o.release == "" {
+			fmt.Fprintf(errOut, "helm-drift owners: --cluster needs --release NAME: it tells this release's objects from another's\n")
+			return ExitError
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
+		defer cancel()
+		var err error
+		if cl, err = o.kube.connect(ctx); err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: could not check the cluster: %v\n", err)
+			return ExitUnchecked
+		}
+		opts.Scopes = owners.ClusterScopes(cl)
+	}
+	c := owners.NewChecker(objs, opts)
 	findings := c.Stream(objs)
+	if cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
+		defer cancel()
+		live, err := c.Cluster(ctx, objs, cl)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: could not check the cluster %s: %v\n", cl.Server, err)
+			return ExitUnchecked
+		}
+		findings = append(findings, live...)
+	}
 	if o.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/helm-drift/helm-drift/internal/config"
+	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/postrender"
@@ -61,6 +63,8 @@ type renderOptions struct {
 	verbose        bool
 	owners         string
 	release        string
+	cluster        bool
+	kube           kubeOptions
 }
 
 // BindFlags registers the render flags on fs.
@@ -72,7 +76,9 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.strict, "strict", false, "a rule that matches no HelmRelease is an error, not a warning")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "say on stderr what each rule did to each HelmRelease, and which rule won")
 	fs.StringVar(&o.owners, "owners", "error", "the second-owner check on the stream: error (fail before Helm applies anything), warn (report on stderr), off")
-	fs.StringVar(&o.release, "release", "", "the release being installed (named in messages)")
+	fs.StringVar(&o.release, "release", "", "the release being installed (named in messages; needed by --cluster)")
+	fs.BoolVar(&o.cluster, "cluster", false, "the second-owner check also reads the live cluster: objects another release, no release, or a Flux HelmRelease owns fail the render (needs --release)")
+	o.kube.BindFlags(fs)
 }
 
 func envOr(key, def string) string {
@@ -134,6 +140,12 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	if err := ownersMode(o.owners).validate(); err != nil {
 		return err
 	}
+	if o.cluster && o.owners == "off" {
+		return errors.New("--cluster is part of the second-owner check, which --owners off switches off")
+	}
+	if o.cluster && o.release == "" {
+		return errors.New("--cluster needs --release NAME: it tells this release's objects from another's")
+	}
 	input, err := readInput(in)
 	if err != nil {
 		return err
@@ -165,8 +177,27 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 	if o.owners == "warn" {
 		severity = owners.SeverityWarn
 	}
-	c := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity})
+	opts := owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}
+	var cl *live.Client
+	if o.cluster {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
+		defer cancel()
+		if cl, err = o.kube.connect(ctx); err != nil {
+			return fmt.Errorf("second owners: could not check the cluster: %w (fix the kubeconfig, or drop --cluster)", err)
+		}
+		opts.Scopes = owners.ClusterScopes(cl)
+	}
+	c := owners.NewChecker(objs, opts)
 	findings := c.Stream(objs)
+	if cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
+		defer cancel()
+		live, err := c.Cluster(ctx, objs, cl)
+		if err != nil {
+			return fmt.Errorf("second owners: could not check the cluster %s: %w", cl.Server, err)
+		}
+		findings = append(findings, live...)
+	}
 	if owners.HasErrors(findings) {
 		return ownersError{findings}
 	}

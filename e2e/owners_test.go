@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOwnersCluster: an object installed by release a with the real helm CLI; then
+// `helm install b` of a chart rendering it fails in the post-renderer with our message, naming
+// both releases, before Helm's own "cannot be imported" error — under Helm 3 and Helm 4.
+func TestOwnersCluster(t *testing.T) {
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) {
+			t.Parallel()
+			h := clusterHelm(t, helmName)
+			h.installPlugins(t)
+			ns := cluster.Namespace(t)
+			chart := "testdata/charts/claimant"
+			h.run(t, false, nil, "install", "a", chart, "-n", ns)
+
+			// Without the check, Helm fails late with its own error.
+			_, plain := h.run(t, true, nil, "install", "b", chart, "-n", ns)
+			if !strings.Contains(plain, "cannot be imported into the current release") {
+				t.Fatalf("Helm's own error was expected without the check:\n%s", plain)
+			}
+
+			args := []string{"install", "b2", chart, "-n", ns}
+			rules := []string{"--cluster", "--release=b2", "--namespace=" + ns}
+			if helmName == "helm3" {
+				args = append(args, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render")
+			} else {
+				args = append(args, "--post-renderer", "drift-render")
+			}
+			out, errOut := h.run(t, true, nil, append(args, postRendererArgs(rules...)...)...)
+			for _, want := range []string{
+				"owned-by-another-release: ConfigMap " + ns + "/shared",
+				"rendered by release " + ns + "/b2",
+				"already belongs to release " + ns + "/a",
+			} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+			if strings.Contains(errOut, "cannot be imported into the current release: invalid ownership") {
+				t.Errorf("Helm got as far as its own import check: the post-renderer should have failed first:\n%s", errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout: %q", out)
+			}
+		})
+	}
+}
+
+// TestOwnersClusterUnreachable: with --cluster and a dead API server the render fails and says
+// it could not check; it is never clean.
+func TestOwnersClusterUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n    cluster: x\ncurrent-context: x\n"), 0o600)
+	in := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	out, errOut := renderBinary(t, true, in, "--cluster", "--release=r", "--kubeconfig="+kc, "--request-timeout=2s")
+	if out != "" || !strings.Contains(errOut, "could not check the cluster") || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("stdout %q, stderr %q", out, errOut)
+	}
+}
