@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestOwnersCluster: an object installed by release a with the real helm CLI; then
@@ -65,5 +70,70 @@ func TestOwnersClusterUnreachable(t *testing.T) {
 	out, errOut := renderBinary(t, true, in, "--cluster", "--release=r", "--kubeconfig="+kc, "--request-timeout=2s")
 	if out != "" || !strings.Contains(errOut, "could not check the cluster") || !strings.Contains(errOut, "127.0.0.1:1") {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
+	}
+}
+
+// TestOwnersDeep: two HelmReleases whose charts, pushed to the test registry, both render one
+// custom resource: `render --owners error --deep` fails before Helm applies anything and names
+// both releases and the object. Sources come from the stream; deep-b's switch comes from a
+// valuesFrom ConfigMap read from the cluster (--cluster).
+func TestOwnersDeep(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	dir := t.TempDir()
+	for _, c := range []string{"deep-a", "deep-b"} {
+		h.run(t, false, nil, "package", "testdata/charts/"+c, "-d", dir)
+		h.run(t, false, nil, "push", filepath.Join(dir, c+"-1.0.0.tgz"), "oci://"+cluster.Registry+"/deep", "--plain-http")
+	}
+	if _, err := cluster.Kube.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "b-values"}, Data: map[string]string{"values.yaml": "shared:\n  enabled: true\n"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var stream strings.Builder
+	for _, c := range []string{"deep-a", "deep-b"} {
+		fmt.Fprintf(&stream, `---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  interval: 1h
+  url: oci://%[3]s/deep/%[1]s
+  insecure: true
+  ref:
+    semver: ">=1.0.0 <2.0.0"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: %[1]s
+`, c, ns, cluster.Registry)
+	}
+	stream.WriteString("  valuesFrom:\n    - kind: ConfigMap\n      name: b-values\n")
+	out, errOut := renderBinary(t, true, []byte(stream.String()), "--deep", "--cluster", "--release=platform", "--namespace="+ns, "--kubeconfig="+cluster.Kubeconfig)
+	for _, want := range []string{
+		"rendered-by-two-releases: HelmRepository.source.toolkit.fluxcd.io " + ns + "/shared is rendered by HelmRelease " + ns + "/deep-a",
+		"and HelmRelease " + ns + "/deep-b",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if out != "" {
+		t.Errorf("stdout: %q", out)
+	}
+	// Without deep-b's values it renders no HelmRepository: the same stream passes.
+	clean := strings.Replace(stream.String(), "  valuesFrom:\n    - kind: ConfigMap\n      name: b-values\n", "", 1)
+	out, _ = renderBinary(t, false, []byte(clean), "--deep", "--cluster", "--release=platform", "--namespace="+ns, "--kubeconfig="+cluster.Kubeconfig)
+	if out != clean {
+		t.Errorf("a clean stream did not come back unchanged")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -36,6 +37,13 @@ and namespace, metadata only):
   owned-by-helmrelease      a Flux HelmRelease owns it (helm.toolkit.fluxcd.io/name label)
   kept-by-older-release     an older release kept it (helm.sh/resource-policy: keep)
 
+With --deep, every HelmRelease's chart is rendered the way helm-controller would: from
+--chart-dir, its chartRef OCIRepository, or its spec.chart HelmRepository (HTTP or OCI), with
+spec.values and valuesFrom ConfigMaps and Secrets found in the stream (or, with --cluster, in
+the cluster):
+  rendered-by-two-releases  one object rendered by two HelmReleases' charts, or by one of them
+                            and this stream
+
 The same check runs inside render (--owners error|warn|off, default error).
 
 Usage:
@@ -44,7 +52,8 @@ Usage:
   helm template web ./chart -n apps | helm drift owners -n apps --release web --cluster
 
 Exit codes: 0 no finding of severity error; 1 findings of severity error (or a usage error);
-3 could not check (an unreadable file or invalid input).
+3 could not check (an unreadable file or invalid input, an unreachable cluster, a chart not
+found or not rendered): never reported as clean.
 `
 
 // ownersOptions are the flags of `owners`.
@@ -53,6 +62,8 @@ type ownersOptions struct {
 	release   string
 	output    string
 	cluster   bool
+	deep      bool
+	chartDirs []string
 	kube      kubeOptions
 }
 
@@ -62,6 +73,8 @@ func (o *ownersOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.release, "release", "", "the release the manifests are rendered for (named in messages)")
 	fs.StringVarP(&o.output, "output", "o", "text", "text or json")
 	fs.BoolVar(&o.cluster, "cluster", false, "also compare with the live cluster: objects another release, no release, or a Flux HelmRelease owns (needs --release)")
+	fs.BoolVar(&o.deep, "deep", false, "render each HelmRelease's chart the way helm-controller would and find objects two releases render")
+	fs.StringArrayVar(&o.chartDirs, "chart-dir", nil, "NAME=PATH: with --deep, the chart of HelmRelease NAME (namespace/name or name) or of chart NAME is at PATH; repeatable")
 	o.kube.BindFlags(fs)
 }
 
@@ -142,6 +155,14 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		}
 		findings = append(findings, live...)
 	}
+	if o.deep {
+		deep, err := runDeep(c, objs, o.chartDirs, cl)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift owners: --deep: %v\n", err)
+			return ExitUnchecked
+		}
+		findings = append(findings, deep...)
+	}
 	if o.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -201,6 +222,21 @@ func readNamed(name string, in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d MiB", name, MaxInput>>20)
 	}
 	return os.ReadFile(name)
+}
+
+// runDeep runs the deep check; cl (may be nil) is asked for what the stream does not hold.
+func runDeep(c *owners.Checker, objs []owners.Object, chartDirs []string, cl *live.Client) ([]owners.Finding, error) {
+	dirs, err := owners.ParseChartDirs(chartDirs)
+	if err != nil {
+		return nil, err
+	}
+	opts := owners.DeepOptions{ChartDirs: dirs}
+	if cl != nil {
+		opts.Cluster = cl
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return c.Deep(ctx, objs, opts)
 }
 
 // ownersMode is render's --owners value.

@@ -64,6 +64,8 @@ type renderOptions struct {
 	owners         string
 	release        string
 	cluster        bool
+	deep           bool
+	chartDirs      []string
 	kube           kubeOptions
 }
 
@@ -78,6 +80,8 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.owners, "owners", "error", "the second-owner check on the stream: error (fail before Helm applies anything), warn (report on stderr), off")
 	fs.StringVar(&o.release, "release", "", "the release being installed (named in messages; needed by --cluster)")
 	fs.BoolVar(&o.cluster, "cluster", false, "the second-owner check also reads the live cluster: objects another release, no release, or a Flux HelmRelease owns fail the render (needs --release)")
+	fs.BoolVar(&o.deep, "deep", false, "the second-owner check also renders each HelmRelease's chart and fails on an object two releases render (see owners --help)")
+	fs.StringArrayVar(&o.chartDirs, "chart-dir", nil, "NAME=PATH: with --deep, the chart of HelmRelease NAME (namespace/name or name) or of chart NAME is at PATH; repeatable")
 	o.kube.BindFlags(fs)
 }
 
@@ -143,6 +147,9 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	if o.cluster && o.owners == "off" {
 		return errors.New("--cluster is part of the second-owner check, which --owners off switches off")
 	}
+	if o.deep && o.owners == "off" {
+		return errors.New("--deep is part of the second-owner check, which --owners off switches off")
+	}
 	if o.cluster && o.release == "" {
 		return errors.New("--cluster needs --release NAME: it tells this release's objects from another's")
 	}
@@ -197,6 +204,13 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 			return fmt.Errorf("second owners: could not check the cluster %s: %w", cl.Server, err)
 		}
 		findings = append(findings, live...)
+	}
+	if o.deep {
+		deep, err := runDeep(c, objs, o.chartDirs, cl)
+		if err != nil {
+			return fmt.Errorf("second owners: --deep: %w", err)
+		}
+		findings = append(findings, deep...)
 	}
 	if owners.HasErrors(findings) {
 		return ownersError{findings}

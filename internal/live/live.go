@@ -1,6 +1,7 @@
 // Package live reads the cluster: the scope of kinds and the metadata of live objects, with one
-// LIST per kind and namespace and never a GET per object. It reads metadata only, so no
-// Secret's data ever reaches this process through it. It never writes.
+// LIST per kind and namespace and never a GET per object of a stream; List reads metadata
+// only, so no Secret's data reaches this process through it. Get reads the few objects a
+// HelmRelease refers to (its source, its valuesFrom). It never writes.
 package live
 
 import (
@@ -11,9 +12,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -37,6 +40,7 @@ type Client struct {
 	discovery discovery.DiscoveryInterface
 	mapper    meta.RESTMapper
 	md        metadata.Interface
+	dynamic   dynamic.Interface
 }
 
 // Options choose the cluster the way Helm does: --kubeconfig (else $KUBECONFIG, else
@@ -79,8 +83,12 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cached := memory.NewMemCacheClient(dc)
-	return &Client{Server: cfg.Host, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md}, nil
+	return &Client{Server: cfg.Host, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
 }
 
 // mapping finds how the cluster serves group/kind, preferring version.
@@ -133,4 +141,24 @@ func (c *Client) List(ctx context.Context, group, version, kind, namespace strin
 		}
 		opts.Continue = list.Continue
 	}
+}
+
+// Get returns one object as unstructured content (used for the few objects a HelmRelease
+// refers to: its OCIRepository or HelmRepository, its valuesFrom ConfigMaps and Secrets).
+func (c *Client) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	m, err := c.mapping(group, version, kind)
+	if err != nil {
+		return nil, err
+	}
+	res := c.dynamic.Resource(m.Resource)
+	var obj *unstructured.Unstructured
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		obj, err = res.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	} else {
+		obj, err = res.Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.Object, nil
 }
