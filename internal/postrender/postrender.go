@@ -48,12 +48,22 @@ func (r *Renderer) Render(in []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for _, check := range r.Checks {
-		if err := check(s); err != nil {
-			return nil, err
+	// The checks only read the transformed stream, and so does writing it out: they run side
+	// by side (the transforms are done; nothing writes to the stream any more).
+	checked := make(chan error, 1)
+	go func() {
+		for _, check := range r.Checks {
+			if err := check(s); err != nil {
+				checked <- err
+				return
+			}
 		}
-	}
+		checked <- nil
+	}()
 	out, err := s.Bytes()
+	if checkErr := <-checked; checkErr != nil {
+		return nil, checkErr
+	}
 	if err != nil {
 		return nil, err
 	}
