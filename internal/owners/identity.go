@@ -220,7 +220,7 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 			childIndent = indent
 		}
 		if indent != childIndent {
-			if bytes.Contains(trimmed, hookBytes) {
+			if k := bytes.TrimLeft(trimmed, `"'`); bytes.HasPrefix(k, hookBytes) {
 				return o, false // perhaps a hook: the parser reads the annotation
 			}
 			continue // deeper: labels, annotations, a block scalar's lines
