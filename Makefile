@@ -5,7 +5,7 @@ VERSION := $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' plugin
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT)
 
-.PHONY: all build tools test test-unit lint bench demo clean
+.PHONY: all build tools test test-unit lint bench fuzz demo clean
 
 all: build
 
@@ -34,6 +34,13 @@ test-unit:
 bench:
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
+
+## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, drift detection
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./internal/owners
+	$(GO) test -run '^$$' -fuzz '^FuzzDriftDetection$$' -fuzztime $(FUZZTIME) ./internal/transform
 
 ## demo: install the plugins into a scratch Helm home and render the example chart through them
 demo: build

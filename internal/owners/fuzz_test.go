@@ -1,0 +1,45 @@
+package owners
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// FuzzScan: wherever the line scanner claims certainty, the YAML parser reads the same
+// identity; nothing panics.
+func FuzzScan(f *testing.F) {
+	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := manifest.Split(in)
+		if err != nil {
+			return
+		}
+		for _, d := range s.Docs {
+			got, ok := scan(d, map[string]string{})
+			if !ok || got.Kind == "" {
+				continue
+			}
+			want, parsedOK := parsed(t, d)
+			if !parsedOK {
+				continue
+			}
+			if got.APIVersion != want.APIVersion || got.Kind != want.Kind || got.Name != want.Name || got.Namespace != want.Namespace {
+				t.Fatalf("scanner %+v, parser %+v for %q", got, want, d.Body)
+			}
+		}
+		objs, err := Objects(s)
+		if err != nil {
+			return
+		}
+		c := NewChecker(objs, Options{Namespace: "ns"})
+		c.Stream(objs)
+	})
+}
