@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/helm-drift/helm-drift/internal/config"
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -50,6 +51,14 @@ Second owners: render also refuses a stream in which one object has two owners (
 with one identity, two HelmReleases writing one Helm release): see "helm drift owners --help".
 --owners warn reports them on stderr without failing; --owners off skips the check.
 
+Self-management (--self): appends an OCIRepository and a HelmRelease named after the release, in
+its namespace, that write this very release (releaseName, targetNamespace and storageNamespace
+equal to the CLI release's), from --self-repository, in the range >=VERSION <NEXT-MAJOR.0.0,
+with the user-supplied values from the Secret RELEASE-values, and helm.sh/resource-policy: keep.
+The HelmRelease is rendered suspended with --install and whenever it does not exist in the
+cluster yet (or the cluster cannot be asked); "helm drift self resume" ends that bracket. The
+drift detection decisions above are carried into it as postRenderers.
+
 Exit codes: 0 rendered; 1 an error (nothing written to stdout).
 `
 
@@ -67,6 +76,10 @@ type renderOptions struct {
 	deep           bool
 	chartDirs      []string
 	kube           kubeOptions
+	self           transform.Self
+	selfOn         bool
+	install        bool
+	changed        func(string) bool
 }
 
 // BindFlags registers the render flags on fs.
@@ -82,6 +95,16 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.cluster, "cluster", false, "the second-owner check also reads the live cluster: objects another release, no release, or a Flux HelmRelease owns fail the render (needs --release)")
 	fs.BoolVar(&o.deep, "deep", false, "the second-owner check also renders each HelmRelease's chart and fails on an object two releases render (see owners --help)")
 	fs.StringArrayVar(&o.chartDirs, "chart-dir", nil, "NAME=PATH: with --deep, the chart of HelmRelease NAME (namespace/name or name) or of chart NAME is at PATH; repeatable")
+	fs.BoolVar(&o.selfOn, "self", false, "append the self-management pair: an OCIRepository and a HelmRelease that write this very release (needs --release, --namespace, --self-repository)")
+	fs.StringVar(&o.self.Repository, "self-repository", "", "with --self: the OCI repository the chart is pushed to, oci://host/path")
+	fs.StringVar(&o.self.ChartName, "chart-name", "", "with --self: the chart's name (default: from the rendered helm.sh/chart labels)")
+	fs.StringVar(&o.self.ChartVersion, "chart-version", "", "with --self: the chart's version (default: from the rendered helm.sh/chart labels)")
+	fs.StringVar(&o.self.VersionRange, "self-version-range", "", "with --self: the OCIRepository's semver range (default: >=VERSION <NEXT-MAJOR.0.0)")
+	fs.StringVar(&o.self.Interval, "self-interval", "", "with --self: reconcile interval of the pair (default 10m)")
+	fs.StringVar(&o.self.ServiceAccount, "self-service-account", "", "with --self: the service account helm-controller impersonates for the release")
+	fs.StringVar(&o.self.ValuesSecret, "self-values-secret", "", "with --self: the Secret (key values.yaml) holding the release's user-supplied values (default RELEASE-values)")
+	fs.BoolVar(&o.self.Insecure, "self-insecure", false, "with --self: the registry speaks plain HTTP")
+	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that `helm drift self resume` ends)")
 	o.kube.BindFlags(fs)
 }
 
@@ -99,6 +122,7 @@ func runRender(args []string, in io.Reader, out, errOut io.Writer) int {
 	if code, done := parseFlags(fs, renderUsage, args, out, errOut); done {
 		return code
 	}
+	o.changed = fs.Changed
 	if fs.NArg() > 0 {
 		fmt.Fprintf(errOut, "helm-drift render: unexpected argument %q: render reads the stream on stdin and takes only flags\n", fs.Arg(0))
 		return ExitError
@@ -121,6 +145,7 @@ func (o *renderOptions) rules() ([]transform.Rule, error) {
 		if rules, err = f.Rules(o.configFile); err != nil {
 			return nil, err
 		}
+		o.applySelfConfig(f.Self)
 	}
 	for _, v := range o.driftDetection {
 		r, err := transform.ParseFlagRule(v)
@@ -134,6 +159,52 @@ func (o *renderOptions) rules() ([]transform.Rule, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// applySelfConfig takes the config file's self settings where no flag set them.
+func (o *renderOptions) applySelfConfig(c *config.Self) {
+	if c == nil {
+		return
+	}
+	set := func(flag string, dst *string, v string) {
+		if v != "" && (o.changed == nil || !o.changed(flag)) {
+			*dst = v
+		}
+	}
+	set("self-repository", &o.self.Repository, c.Repository)
+	set("chart-name", &o.self.ChartName, c.ChartName)
+	set("chart-version", &o.self.ChartVersion, c.ChartVersion)
+	set("self-version-range", &o.self.VersionRange, c.VersionRange)
+	set("self-interval", &o.self.Interval, c.Interval)
+	set("self-service-account", &o.self.ServiceAccount, c.ServiceAccount)
+	set("self-values-secret", &o.self.ValuesSecret, c.ValuesSecret)
+	if c.Insecure && (o.changed == nil || !o.changed("self-insecure")) {
+		o.self.Insecure = true
+	}
+}
+
+// selfSuspended decides the bracket: the HelmRelease is rendered suspended on an install and
+// whenever it does not exist in the cluster yet; an unreachable cluster is the safe side
+// (suspended, with a warning). Flux CRDs absent from a cluster that answers is an error.
+func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*o.kube.timeout)
+	defer cancel()
+	cl, err := o.kube.connect(ctx)
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", o.namespace, o.release, err)
+		return true, nil
+	}
+	_, err = cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", o.namespace, o.release)
+	switch {
+	case errors.Is(err, live.ErrNotServed):
+		return false, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", cl.Server)
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", o.namespace, o.release, err)
+		return true, nil
+	}
+	return o.install, nil
 }
 
 func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
@@ -157,9 +228,18 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := &postrender.Renderer{Transforms: []transform.Transform{
-		&transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut},
-	}}
+	drift := &transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut}
+	r := &postrender.Renderer{Transforms: []transform.Transform{drift}}
+	if o.selfOn {
+		o.self.Release, o.self.Namespace, o.self.Drift = o.release, o.namespace, drift
+		if err := o.self.Validate(); err != nil {
+			return err
+		}
+		if o.self.Suspend, err = o.selfSuspended(errOut); err != nil {
+			return err
+		}
+		r.Transforms = append(r.Transforms, &o.self)
+	}
 	if o.owners != "off" {
 		r.Checks = append(r.Checks, func(s *manifest.Stream) error { return o.checkOwners(s, errOut) })
 	}

@@ -39,6 +39,28 @@ type File struct {
 	APIVersion     string               `json:"apiVersion"`
 	Kind           string               `json:"kind"`
 	DriftDetection []DriftDetectionRule `json:"driftDetection,omitempty"`
+	// Self holds the settings of render --self (the flags of the same names win).
+	Self *Self `json:"self,omitempty"`
+}
+
+// Self is the self section of the config file:
+//
+//	self:
+//	  repository: oci://registry.example/charts
+//	  versionRange: ">=1.4.0 <2.0.0"
+//	  interval: 10m
+//	  serviceAccount: platform-installer
+//	  valuesSecret: platform-values
+//	  insecure: false
+type Self struct {
+	Repository     string `json:"repository,omitempty"`
+	ChartName      string `json:"chartName,omitempty"`
+	ChartVersion   string `json:"chartVersion,omitempty"`
+	VersionRange   string `json:"versionRange,omitempty"`
+	Interval       string `json:"interval,omitempty"`
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	ValuesSecret   string `json:"valuesSecret,omitempty"`
+	Insecure       bool   `json:"insecure,omitempty"`
 }
 
 // DriftDetectionRule is one entry of driftDetection in the config file.

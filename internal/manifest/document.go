@@ -26,6 +26,8 @@ type Document struct {
 	Sep []byte
 	// Body is everything after the separator line up to the next separator line.
 	Body []byte
+	// Origin names a document a transform appended ("helm-drift self"); empty for input.
+	Origin string
 
 	node    *yaml.RNode
 	parsed  bool
@@ -71,6 +73,9 @@ func lineValue(b []byte, prefix string) string {
 // number counts from 1, the way a reader counts.
 func (d *Document) Name() string {
 	name := "document " + strconv.Itoa(d.Index+1)
+	if d.Origin != "" {
+		return name + " (appended by " + d.Origin + ")"
+	}
 	if src := d.Source(); src != "" {
 		return name + " (source: " + src + ")"
 	}

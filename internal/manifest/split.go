@@ -136,6 +136,24 @@ func (s *Stream) Bytes() ([]byte, error) {
 	return out, nil
 }
 
+// Append adds a generated document at the end of the stream: body is its YAML, origin names
+// it in messages ("helm-drift self"). It is written as "---" and body, after a line break if
+// the stream does not end with one.
+func (s *Stream) Append(body []byte, origin string) {
+	sep := []byte("---\n")
+	if n := len(s.Docs); n > 0 {
+		last := s.Docs[n-1]
+		tail := last.Body
+		if len(tail) == 0 {
+			tail = last.Sep
+		}
+		if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+			sep = []byte("\n---\n")
+		}
+	}
+	s.Docs = append(s.Docs, &Document{Index: len(s.Docs), Sep: sep, Body: body, Origin: origin})
+}
+
 // Changed reports how many documents a transform changed.
 func (s *Stream) Changed() int {
 	n := 0

@@ -27,6 +27,18 @@ type DriftDetection struct {
 	Verbose bool
 	// Log receives warnings and verbose lines; nil discards them.
 	Log io.Writer
+
+	// Applied records, after Transform, what was set on which HelmRelease.
+	Applied []Applied
+}
+
+// Applied is one HelmRelease whose spec.driftDetection a transform set.
+type Applied struct {
+	// Namespace as the document writes it (empty when it names none), and Name.
+	Namespace, Name string
+	// Mode and Ignore are what was set.
+	Mode   Mode
+	Ignore []IgnoreRule
 }
 
 var _ Transform = (*DriftDetection)(nil)
@@ -138,6 +150,7 @@ func (f *DriftDetection) apply(d *manifest.Document, o manifest.Object, matched 
 		return false, fmt.Errorf("%s: encode driftDetection: %w", where, err)
 	}
 	manifest.SetField(spec, "driftDetection", &value)
+	f.Applied = append(f.Applied, Applied{Namespace: manifest.Scalar(meta, "namespace"), Name: name, Mode: dec.mode, Ignore: dec.ignore})
 	f.verbosef("%s: spec.driftDetection.mode=%s, %d ignore rule(s), from %s\n", where, dec.mode, len(dec.ignore), strings.Join(dec.origins, ", "))
 	return true, nil
 }

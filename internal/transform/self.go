@@ -1,0 +1,243 @@
+package transform
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// Self appends the self-management pair for the release being installed: an OCIRepository
+// for the release's own chart and a HelmRelease that writes the very same Helm release, so
+// that helm-controller adopts it after a CLI install and rolls it forward inside its major
+// version. Both carry helm.sh/resource-policy: keep, because helm-controller renders the chart
+// without this post-renderer and must not delete them on its first upgrade.
+type Self struct {
+	// Release and Namespace are the CLI release's.
+	Release, Namespace string
+	// Repository is the OCI repository the chart is pushed to (oci://host/path).
+	Repository string
+	// ChartName and ChartVersion; empty: read from the rendered helm.sh/chart labels.
+	ChartName, ChartVersion string
+	// VersionRange is the OCIRepository's semver range; empty: >=ChartVersion <next major.
+	VersionRange string
+	// Interval of both objects (default 10m).
+	Interval string
+	// ServiceAccount helm-controller impersonates; empty: none.
+	ServiceAccount string
+	// ValuesSecret holds the release's user-supplied values (default <release>-values).
+	ValuesSecret string
+	// Insecure: the registry speaks plain HTTP.
+	Insecure bool
+	// Suspend renders the HelmRelease suspended: the bracket, ended by `helm drift self resume`.
+	Suspend bool
+	// Drift, when set, has its decisions carried into the HelmRelease as postRenderers, so
+	// helm-controller's own upgrades keep them.
+	Drift *DriftDetection
+}
+
+var _ Transform = (*Self)(nil)
+
+// SelfLabel marks the pair, for `helm drift self` to find.
+const SelfLabel = "helm-drift.io/self"
+
+// Validate checks the settings before any stream is read.
+func (s *Self) Validate() error {
+	var missing []string
+	if s.Release == "" {
+		missing = append(missing, "--release")
+	}
+	if s.Namespace == "" {
+		missing = append(missing, "--namespace")
+	}
+	if s.Repository == "" {
+		missing = append(missing, "--self-repository")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("--self needs %s: the pair must write exactly the release being installed, from the repository its chart is pushed to", strings.Join(missing, ", "))
+	}
+	if !strings.HasPrefix(s.Repository, "oci://") || strings.TrimPrefix(s.Repository, "oci://") == "" {
+		return fmt.Errorf("--self-repository %q: want an OCI repository, oci://host/path", s.Repository)
+	}
+	if s.Interval != "" {
+		if d, err := time.ParseDuration(s.Interval); err != nil || d <= 0 {
+			return fmt.Errorf("--self-interval %q: want a positive duration such as 10m", s.Interval)
+		}
+	}
+	if s.VersionRange != "" {
+		if _, err := semver.NewConstraint(s.VersionRange); err != nil {
+			return fmt.Errorf("--self-version-range %q does not parse: %v", s.VersionRange, err)
+		}
+	}
+	if s.ChartVersion != "" {
+		if _, err := semver.StrictNewVersion(s.ChartVersion); err != nil {
+			return fmt.Errorf("--chart-version %q is not a semantic version: %v", s.ChartVersion, err)
+		}
+	}
+	return nil
+}
+
+// Transform appends the OCIRepository and the HelmRelease.
+func (s *Self) Transform(st *manifest.Stream) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	name, version := s.ChartName, s.ChartVersion
+	if name == "" || version == "" {
+		n, v, err := chartFromLabels(st)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			name = n
+		}
+		if version == "" {
+			version = v
+		}
+	}
+	rng := s.VersionRange
+	if rng == "" {
+		v, err := semver.StrictNewVersion(version)
+		if err != nil {
+			return fmt.Errorf("chart version %q is not a semantic version, so no range can be derived from it; give --self-version-range", version)
+		}
+		rng = fmt.Sprintf(">=%s <%d.0.0", v.Original(), v.Major()+1)
+	}
+	interval := s.Interval
+	if interval == "" {
+		interval = "10m"
+	}
+	secret := s.ValuesSecret
+	if secret == "" {
+		secret = s.Release + "-values"
+	}
+	meta := map[string]any{
+		"name": s.Release, "namespace": s.Namespace,
+		"labels":      map[string]any{SelfLabel: "true"},
+		"annotations": map[string]any{"helm.sh/resource-policy": "keep"},
+	}
+	repoSpec := map[string]any{
+		"interval": interval,
+		"url":      strings.TrimSuffix(s.Repository, "/") + "/" + name,
+		"ref":      map[string]any{"semver": rng},
+		"layerSelector": map[string]any{
+			"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+			"operation": "copy",
+		},
+	}
+	if s.Insecure {
+		repoSpec["insecure"] = true
+	}
+	hrSpec := map[string]any{
+		"interval":         interval,
+		"releaseName":      s.Release,
+		"targetNamespace":  s.Namespace,
+		"storageNamespace": s.Namespace,
+		"chartRef":         map[string]any{"kind": "OCIRepository", "name": s.Release},
+		"install":          map[string]any{"disableWait": true},
+		"upgrade":          map[string]any{"disableWait": true},
+		"valuesFrom":       []any{map[string]any{"kind": "Secret", "name": secret, "valuesKey": "values.yaml"}},
+	}
+	if s.Suspend {
+		hrSpec["suspend"] = true
+	}
+	if s.ServiceAccount != "" {
+		hrSpec["serviceAccountName"] = s.ServiceAccount
+	}
+	if pr := s.postRenderers(); pr != nil {
+		hrSpec["postRenderers"] = pr
+	}
+	for _, obj := range []map[string]any{
+		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": meta, "spec": repoSpec},
+		{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta, "spec": hrSpec},
+	} {
+		data, err := sigsyaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		st.Append(append([]byte("# Source: helm-drift/self.yaml\n"), data...), "helm-drift self")
+	}
+	return nil
+}
+
+// postRenderers turns the drift detection decisions into Flux kustomize patches.
+func (s *Self) postRenderers() []any {
+	if s.Drift == nil || len(s.Drift.Applied) == 0 {
+		return nil
+	}
+	var patches []any
+	for _, a := range s.Drift.Applied {
+		value := map[string]any{"mode": string(a.Mode)}
+		if len(a.Ignore) > 0 {
+			value["ignore"] = a.Ignore
+		}
+		patch, _ := sigsyaml.Marshal([]any{map[string]any{"op": "add", "path": "/spec/driftDetection", "value": value}})
+		target := map[string]any{"group": HelmReleaseGroup, "kind": "HelmRelease", "name": a.Name}
+		if a.Namespace != "" {
+			target["namespace"] = a.Namespace
+		}
+		patches = append(patches, map[string]any{"target": target, "patch": string(patch)})
+	}
+	return []any{map[string]any{"kustomize": map[string]any{"patches": patches}}}
+}
+
+// chartFromLabels reads the chart's name and version from the helm.sh/chart labels
+// (name-version) of the rendered objects; several different ones are ambiguous.
+func chartFromLabels(st *manifest.Stream) (string, string, error) {
+	seen := map[string]bool{}
+	for _, d := range st.Docs {
+		if !d.Contains([]byte("helm.sh/chart")) {
+			continue
+		}
+		root, err := d.Node()
+		if err != nil {
+			return "", "", err
+		}
+		if root == nil || root.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		for _, o := range manifest.Objects(root.YNode()) {
+			if v := manifest.StringMap(manifest.Lookup(manifest.Lookup(o.Node, "metadata"), "labels"))["helm.sh/chart"]; v != "" {
+				seen[v] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return "", "", errors.New("--self: no helm.sh/chart label in the rendered objects to read the chart's name and version from; give --chart-name and --chart-version")
+	}
+	var labels []string
+	for l := range seen {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	if len(labels) > 1 {
+		return "", "", fmt.Errorf("--self: the rendered objects carry several helm.sh/chart labels (%s), so the chart is ambiguous; give --chart-name and --chart-version", strings.Join(labels, ", "))
+	}
+	name, version, ok := splitChartLabel(labels[0])
+	if !ok {
+		return "", "", fmt.Errorf("--self: helm.sh/chart label %q is not NAME-VERSION; give --chart-name and --chart-version", labels[0])
+	}
+	return name, version, nil
+}
+
+// splitChartLabel splits "name-1.2.3-rc.1" at the first "-" after which a semantic version
+// follows. Helm writes "+" in versions as "_" in labels.
+func splitChartLabel(l string) (string, string, bool) {
+	for i := 0; i < len(l); i++ {
+		if l[i] != '-' || i == 0 {
+			continue
+		}
+		v := strings.ReplaceAll(l[i+1:], "_", "+")
+		if _, err := semver.StrictNewVersion(v); err == nil {
+			return l[:i], v, true
+		}
+	}
+	return "", "", false
+}
