@@ -231,3 +231,31 @@ func waitConfig(t *testing.T, ns, greeting, edition string) {
 		return data["greeting"] == greeting && data["edition"] == edition, fmt.Sprint(data)
 	})
 }
+
+// TestSelfHooksHelm4: under Helm 4, which hands hooks to post-renderers, --self-bracket hooks
+// renders the end of the bracket as real hooks: Helm files the appended Job and its RBAC under
+// HOOKS, the pair under MANIFEST. (No kubelet here: the Job itself cannot run in the test
+// environment, so this checks Helm's own classification with a client-side dry run.)
+func TestSelfHooksHelm4(t *testing.T) {
+	h := newHelm(t, "helm4")
+	h.installPlugins(t)
+	args := []string{"install", "platform", "testdata/charts/selfapp", "-n", "flux-system", "--dry-run=client", "--post-renderer", "drift-render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=platform", "--namespace=flux-system",
+		"--self-repository=oci://registry.example.internal/charts", "--kubeconfig=/nonexistent",
+		"--self-bracket=hooks", "--self-hook-image=registry.example.internal/tools/helm-drift:0.1.0")...)
+	out, _ := h.run(t, false, nil, args...)
+	hooks, manifest, ok := strings.Cut(out, "\nMANIFEST:\n")
+	if !ok || !strings.Contains(hooks, "HOOKS:") {
+		t.Fatalf("no HOOKS/MANIFEST sections:\n%s", out)
+	}
+	for _, want := range []string{"kind: Job", "name: platform-self-resume", "kind: Role", "kind: RoleBinding", "kind: ServiceAccount", "- --hook"} {
+		if !strings.Contains(hooks, want) {
+			t.Errorf("HOOKS lacks %q", want)
+		}
+	}
+	for _, want := range []string{"kind: HelmRelease", "kind: OCIRepository", "suspend: true"} {
+		if !strings.Contains(manifest, want) {
+			t.Errorf("MANIFEST lacks %q", want)
+		}
+	}
+}

@@ -78,6 +78,7 @@ type renderOptions struct {
 	kube           kubeOptions
 	self           transform.Self
 	selfOn         bool
+	selfBracket    string
 	install        bool
 	changed        func(string) bool
 }
@@ -104,6 +105,8 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.self.ServiceAccount, "self-service-account", "", "with --self: the service account helm-controller impersonates for the release")
 	fs.StringVar(&o.self.ValuesSecret, "self-values-secret", "", "with --self: the Secret (key values.yaml) holding the release's user-supplied values (default RELEASE-values)")
 	fs.BoolVar(&o.self.Insecure, "self-insecure", false, "with --self: the registry speaks plain HTTP")
+	fs.StringVar(&o.selfBracket, "self-bracket", "cli", "with --self: how the bracket ends: cli (run \"helm drift self resume\") or hooks (Helm 4 only: a post-install/post-upgrade hook Job runs it; needs --self-hook-image)")
+	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket hooks: an image with helm-drift on its PATH, for the hook Job")
 	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that `helm drift self resume` ends)")
 	o.kube.BindFlags(fs)
 }
@@ -234,6 +237,14 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		o.self.Release, o.self.Namespace, o.self.Drift = o.release, o.namespace, drift
 		if err := o.self.Validate(); err != nil {
 			return err
+		}
+		switch {
+		case o.selfBracket == "hooks" && o.self.HookImage == "":
+			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the hook Job")
+		case o.selfBracket == "cli" && o.self.HookImage != "":
+			return errors.New("--self-hook-image is for --self-bracket hooks")
+		case o.selfBracket != "hooks" && o.selfBracket != "cli":
+			return fmt.Errorf("--self-bracket %q: want cli or hooks", o.selfBracket)
 		}
 		if o.self.Suspend, err = o.selfSuspended(errOut); err != nil {
 			return err

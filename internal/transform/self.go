@@ -41,6 +41,10 @@ type Self struct {
 	// Drift, when set, has its decisions carried into the HelmRelease as postRenderers, so
 	// helm-controller's own upgrades keep them.
 	Drift *DriftDetection
+	// HookImage, when set, renders the end of the bracket as Helm hooks (Helm 4 hands hooks to
+	// post-renderers): a post-install/post-upgrade Job running `helm-drift self resume --hook`
+	// from this image, with a ServiceAccount, Role and RoleBinding allowing exactly that.
+	HookImage string
 }
 
 var _ Transform = (*Self)(nil)
@@ -154,10 +158,14 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	if pr := s.postRenderers(); pr != nil {
 		hrSpec["postRenderers"] = pr
 	}
-	for _, obj := range []map[string]any{
+	objs := []map[string]any{
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": meta, "spec": repoSpec},
 		{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta, "spec": hrSpec},
-	} {
+	}
+	if s.HookImage != "" {
+		objs = append(objs, s.hooks(secret)...)
+	}
+	for _, obj := range objs {
 		data, err := sigsyaml.Marshal(obj)
 		if err != nil {
 			return err
@@ -165,6 +173,46 @@ func (s *Self) Transform(st *manifest.Stream) error {
 		st.Append(append([]byte("# Source: helm-drift/self.yaml\n"), data...), "helm-drift self")
 	}
 	return nil
+}
+
+// hooks are the end of the bracket as Helm hooks: RBAC first (weight -5), then the Job.
+func (s *Self) hooks(secret string) []map[string]any {
+	name := s.Release + "-self-resume"
+	hookMeta := func(weight string) map[string]any {
+		return map[string]any{
+			"name": name, "namespace": s.Namespace,
+			"labels": map[string]any{SelfLabel: "true"},
+			"annotations": map[string]any{
+				"helm.sh/hook":               "post-install,post-upgrade",
+				"helm.sh/hook-weight":        weight,
+				"helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+			},
+		}
+	}
+	return []map[string]any{
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": hookMeta("-5")},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": hookMeta("-5"), "rules": []any{
+			// Helm's release storage (read the revision and its values), and the values Secret.
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{secret}, "verbs": []any{"get", "patch", "create"}},
+			map[string]any{"apiGroups": []any{HelmReleaseGroup}, "resources": []any{"helmreleases"}, "resourceNames": []any{s.Release}, "verbs": []any{"get", "patch"}},
+		}},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": hookMeta("-5"),
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": s.Namespace}}},
+		{"apiVersion": "batch/v1", "kind": "Job", "metadata": hookMeta("0"), "spec": map[string]any{
+			"backoffLimit": 3,
+			"template": map[string]any{"spec": map[string]any{
+				"serviceAccountName": name,
+				"restartPolicy":      "Never",
+				"containers": []any{map[string]any{
+					"name":    "resume",
+					"image":   s.HookImage,
+					"command": []any{"helm-drift", "self", "resume", s.Release, "--namespace", s.Namespace, "--hook"},
+				}},
+			}},
+		}},
+	}
 }
 
 // postRenderers turns the drift detection decisions into Flux kustomize patches.
