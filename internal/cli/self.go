@@ -206,7 +206,7 @@ func (o *selfOptions) resume(ctx context.Context, c *selfClients, name string, o
 	if _, err := c.dynamic.Resource(helmReleasesGVR).Namespace(o.namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
 		return fmt.Errorf("resume HelmRelease %s/%s: %w", o.namespace, name, err)
 	}
-	fmt.Fprintf(out, "release %s/%s revision %d is %s; user-supplied values written to Secret %s (%d keys)\n", o.namespace, name, rel.Version, rel.Info.Status, secret, len(values))
+	fmt.Fprintf(out, "release %s/%s revision %d is %s; its user-supplied values (%s) written to Secret %s\n", o.namespace, name, rel.Version, rel.Info.Status, plural(len(values), "top-level key"), secret)
 	if suspended {
 		fmt.Fprintf(out, "HelmRelease %s/%s resumed and reconcile requested: helm-controller writes the release from now on\n", o.namespace, name)
 	} else {
@@ -297,6 +297,13 @@ func (o *selfOptions) status(ctx context.Context, c *selfClients, name string, o
 		fmt.Fprintf(out, "writer:    helm-controller (HelmRelease active; its last revision %d)\n", hcRevision)
 	}
 	return nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func orNone(s string) string {
