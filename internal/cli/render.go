@@ -197,17 +197,28 @@ func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
 		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", o.namespace, o.release, err)
 		return true, nil
 	}
-	_, err = cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", o.namespace, o.release)
+	return bracket(ctx, cl, cl.Server, o.namespace, o.release, o.install, errOut)
+}
+
+// helmReleaseGetter is what the bracket asks the cluster; *live.Client implements it.
+type helmReleaseGetter interface {
+	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
+}
+
+// bracket decides whether the self HelmRelease is rendered suspended, given a cluster that
+// answers.
+func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, release string, install bool, errOut io.Writer) (bool, error) {
+	_, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", namespace, release)
 	switch {
 	case errors.Is(err, live.ErrNotServed):
-		return false, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", cl.Server)
+		return false, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", server)
 	case apierrors.IsNotFound(err):
 		return true, nil
 	case err != nil:
-		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", o.namespace, o.release, err)
+		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", namespace, release, err)
 		return true, nil
 	}
-	return o.install, nil
+	return install, nil
 }
 
 func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/helm-drift/helm-drift/internal/live"
+)
+
+type fakeGetter struct{ err error }
+
+func (f fakeGetter) Get(context.Context, string, string, string, string, string) (map[string]any, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return map[string]any{"kind": "HelmRelease"}, nil
+}
+
+// TestBracket: suspended on install and while the HelmRelease does not exist; not when it
+// exists and this is an upgrade; an error when Flux's CRDs are absent; suspended with a warning
+// when the lookup fails.
+func TestBracket(t *testing.T) {
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "helm.toolkit.fluxcd.io", Resource: "helmreleases"}, "app")
+	tests := map[string]struct {
+		err         error
+		install     bool
+		want        bool
+		wantErr     string
+		wantWarning bool
+	}{
+		"exists, upgrade":  {nil, false, false, "", false},
+		"exists, install":  {nil, true, true, "", false},
+		"absent":           {notFound, false, true, "", false},
+		"no Flux CRDs":     {fmt.Errorf("HelmRelease.helm.toolkit.fluxcd.io: %w", live.ErrNotServed), false, false, "has no Flux CRDs", false},
+		"lookup forbidden": {errors.New("forbidden"), false, true, "", true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var warn bytes.Buffer
+			got, err := bracket(context.Background(), fakeGetter{tc.err}, "https://api", "apps", "app", tc.install, &warn)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("suspend = %v, %v; want %v", got, err, tc.want)
+			}
+			if (warn.Len() > 0) != tc.wantWarning {
+				t.Errorf("warning %q", warn.String())
+			}
+		})
+	}
+}
