@@ -127,41 +127,15 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		}
 		objs = append(objs, found...)
 	}
-	opts := owners.Options{Namespace: o.namespace, Release: o.release}
-	var cl *live.Client
-	if o.cluster {
-		if o.release == "" {
-			fmt.Fprintf(errOut, "helm-drift owners: --cluster needs --release NAME: it tells this release's objects from another's\n")
-			return ExitError
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
-		defer cancel()
-		var err error
-		if cl, err = o.kube.connect(ctx); err != nil {
-			fmt.Fprintf(errOut, "helm-drift owners: could not check the cluster: %v\n", err)
-			return ExitUnchecked
-		}
-		opts.Scopes = owners.ClusterScopes(cl)
+	if o.cluster && o.release == "" {
+		fmt.Fprintf(errOut, "helm-drift owners: --cluster needs --release NAME: it tells this release's objects from another's\n")
+		return ExitError
 	}
-	c := owners.NewChecker(objs, opts)
-	findings := c.Stream(objs)
-	if cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
-		defer cancel()
-		live, err := c.Cluster(ctx, objs, cl)
-		if err != nil {
-			fmt.Fprintf(errOut, "helm-drift owners: could not check the cluster %s: %v\n", cl.Server, err)
-			return ExitUnchecked
-		}
-		findings = append(findings, live...)
-	}
-	if o.deep {
-		deep, err := runDeep(c, objs, o.chartDirs, cl)
-		if err != nil {
-			fmt.Fprintf(errOut, "helm-drift owners: --deep: %v\n", err)
-			return ExitUnchecked
-		}
-		findings = append(findings, deep...)
+	checks := ownerChecks{opts: owners.Options{Namespace: o.namespace, Release: o.release}, cluster: o.cluster, deep: o.deep, chartDirs: o.chartDirs, kube: o.kube}
+	c, findings, err := checks.run(objs)
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift owners: %v\n", err)
+		return ExitUnchecked
 	}
 	if o.output == "json" {
 		enc := json.NewEncoder(out)
@@ -222,6 +196,49 @@ func readNamed(name string, in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d MiB", name, MaxInput>>20)
 	}
 	return os.ReadFile(name)
+}
+
+// ownerChecks are the second-owner checks a command asked for.
+type ownerChecks struct {
+	opts      owners.Options
+	cluster   bool
+	deep      bool
+	chartDirs []string
+	kube      kubeOptions
+}
+
+// run runs the stream check and, as asked, the cluster and deep checks. An error means a
+// check could not look (an unreachable cluster, a chart not found): never clean.
+func (oc ownerChecks) run(objs []owners.Object) (*owners.Checker, []owners.Finding, error) {
+	var cl *live.Client
+	if oc.cluster {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*oc.kube.timeout)
+		defer cancel()
+		var err error
+		if cl, err = oc.kube.connect(ctx); err != nil {
+			return nil, nil, fmt.Errorf("could not check the cluster: %w (fix the kubeconfig, or drop --cluster)", err)
+		}
+		oc.opts.Scopes = owners.ClusterScopes(cl)
+	}
+	c := owners.NewChecker(objs, oc.opts)
+	findings := c.Stream(objs)
+	if cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*oc.kube.timeout)
+		defer cancel()
+		live, err := c.Cluster(ctx, objs, cl)
+		if err != nil {
+			return nil, nil, fmt.Errorf("could not check the cluster %s: %w", cl.Server, err)
+		}
+		findings = append(findings, live...)
+	}
+	if oc.deep {
+		deep, err := runDeep(c, objs, oc.chartDirs, cl)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--deep: %w", err)
+		}
+		findings = append(findings, deep...)
+	}
+	return c, findings, nil
 }
 
 // runDeep runs the deep check; cl (may be nil) is asked for what the stream does not hold.

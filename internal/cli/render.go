@@ -286,33 +286,10 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 	if o.owners == "warn" {
 		severity = owners.SeverityWarn
 	}
-	opts := owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}
-	var cl *live.Client
-	if o.cluster {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
-		defer cancel()
-		if cl, err = o.kube.connect(ctx); err != nil {
-			return fmt.Errorf("second owners: could not check the cluster: %w (fix the kubeconfig, or drop --cluster)", err)
-		}
-		opts.Scopes = owners.ClusterScopes(cl)
-	}
-	c := owners.NewChecker(objs, opts)
-	findings := c.Stream(objs)
-	if cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
-		defer cancel()
-		live, err := c.Cluster(ctx, objs, cl)
-		if err != nil {
-			return fmt.Errorf("second owners: could not check the cluster %s: %w", cl.Server, err)
-		}
-		findings = append(findings, live...)
-	}
-	if o.deep {
-		deep, err := runDeep(c, objs, o.chartDirs, cl)
-		if err != nil {
-			return fmt.Errorf("second owners: --deep: %w", err)
-		}
-		findings = append(findings, deep...)
+	checks := ownerChecks{opts: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, cluster: o.cluster, deep: o.deep, chartDirs: o.chartDirs, kube: o.kube}
+	c, findings, err := checks.run(objs)
+	if err != nil {
+		return fmt.Errorf("second owners: %w", err)
 	}
 	if owners.HasErrors(findings) {
 		return ownersError{findings}
