@@ -75,15 +75,15 @@ func (c *Checker) Cluster(ctx context.Context, objs []Object, cl Cluster) ([]Fin
 	}
 	var findings []Finding
 	for _, k := range order {
-		live, err := cl.List(ctx, k.group, k.version, k.kind, k.namespace)
-		if errors.Is(err, liveErrNotServed) {
+		items, err := cl.List(ctx, k.group, k.version, k.kind, k.namespace)
+		if errors.Is(err, live.ErrNotServed) {
 			continue // nothing of this kind exists yet, so nothing can clash
 		}
 		if err != nil {
 			return nil, err
 		}
-		byName := make(map[string]int, len(live))
-		for i, m := range live {
+		byName := make(map[string]int, len(items))
+		for i, m := range items {
 			byName[m.Name] = i
 		}
 		for _, o := range byList[k] {
@@ -91,15 +91,13 @@ func (c *Checker) Cluster(ctx context.Context, objs []Object, cl Cluster) ([]Fin
 			if !ok {
 				continue
 			}
-			if f, clash := c.liveFinding(o, live[i]); clash {
+			if f, clash := c.liveFinding(o, items[i]); clash {
 				findings = append(findings, f)
 			}
 		}
 	}
 	return findings, nil
 }
-
-var liveErrNotServed = live.ErrNotServed
 
 // liveFinding decides whether a live object of the same identity has another owner.
 func (c *Checker) liveFinding(o Object, m live.Meta) (Finding, bool) {
