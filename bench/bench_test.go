@@ -100,6 +100,57 @@ func benchRenderWith(b *testing.B, r *postrender.Renderer, s Stream) {
 	}
 }
 
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// helmDriftBinary builds bin/helm-drift once into a temporary directory.
+func helmDriftBinary(tb testing.TB) string {
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "helm-drift-bench-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "helm-drift")
+		if out, err := exec.Command("go", "build", "-o", binaryPath, "../cmd/helm-drift").CombinedOutput(); err != nil {
+			binaryErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binaryErr != nil {
+		tb.Fatal(binaryErr)
+	}
+	return binaryPath
+}
+
+// benchProcess runs the helm-drift binary as Helm would: the stream on stdin, the result on
+// stdout, process start included.
+func benchProcess(b *testing.B, s Stream, owners string) {
+	bin := helmDriftBinary(b)
+	b.SetBytes(int64(len(s.YAML)))
+	for b.Loop() {
+		cmd := exec.Command(bin, "render", "--owners="+owners, "--drift-detection=label:"+SelectedLabel+"=enabled")
+		cmd.Stdin = bytes.NewReader(s.YAML)
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("helm-drift render: %v", err)
+		}
+		if got := bytes.Count(out, []byte("driftDetection:")); got != benchSelected {
+			b.Fatalf("%d HelmReleases changed, want %d", got, benchSelected)
+		}
+	}
+}
+
+// BenchmarkRenderProcess is `helm-drift render --owners=off` as a process.
+func BenchmarkRenderProcess(b *testing.B) { benchProcess(b, benchStream(benchDocs), "off") }
+
+// BenchmarkRenderProcessWithOwners is `helm-drift render` as a process, its owners check on.
+func BenchmarkRenderProcessWithOwners(b *testing.B) {
+	benchProcess(b, benchStream(benchDocs), "error")
+}
+
 // BenchmarkKyamlRoundTrip parses every document with kyaml and writes them all back: what a
 // post-renderer that goes through kio for the whole stream pays before doing anything.
 func BenchmarkKyamlRoundTrip(b *testing.B) { benchKyaml(b, benchStream(benchDocs)) }
@@ -202,10 +253,12 @@ func TestCompare(t *testing.T) {
 	withOwners := way{"render + owners check", benchRenderOwners, false}
 	kyaml := way{"kyaml ParseAll+StringAll", benchKyaml, false}
 	kust := way{"kustomize build + patch", benchKustomize, true}
+	process := way{"render, as a process", func(b *testing.B, s Stream) { benchProcess(b, s, "off") }, true}
+	processOwners := way{"  + owners, as a process", func(b *testing.B, s Stream) { benchProcess(b, s, "error") }, true}
 	sizes := []struct {
 		docs int
 		ways []way
-	}{{benchDocs, []way{render, withOwners, kyaml}}, {*kustomizeDocs, []way{render, withOwners, kyaml, kust}}}
+	}{{benchDocs, []way{render, withOwners, process, processOwners, kyaml}}, {*kustomizeDocs, []way{render, withOwners, kyaml, kust}}}
 	if *kustomizeDocs == benchDocs {
 		sizes = sizes[1:]
 	}
