@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The planted secret values: distinctive, each of a length (72, 69) that no other output of
+// these short runs contains as a number.
+const (
+	markerData   = "SECRET-DATA-MARKER-9c1e5b7a-3f2d-4e8a-b6c0-1d2e3f4a5b6c-0123456789abcdef"
+	markerValues = "SECRET-VALUES-MARKER-77aa-88bb-99cc-ddee-ff00-1122-3344-5566-7788-99a"
+)
+
+// TestSecretsNeverLeak plants marker values in Secret data and stringData, in an env value
+// taken from a Secret, in a Secret-backed valuesFrom, and in a last-applied-configuration
+// annotation on a live Secret, then runs render, owners and self in their output modes and
+// error paths, and asserts that no marker, nor its length, appears on stderr (render's stdout
+// is the user's own stream and holds the Secret by design) or, for owners and self, on stdout.
+func TestSecretsNeverLeak(t *testing.T) {
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	if len(markerData) != 72 || len(markerValues) != 69 {
+		t.Fatalf("marker lengths changed: %d %d", len(markerData), len(markerValues))
+	}
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	lastApplied := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"creds"},"stringData":{"password":%q}}`, markerData)
+	if _, err := cluster.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "creds", Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": lastApplied}},
+		Data:       map[string][]byte{"password": []byte(markerData), "values.yaml": []byte("token: " + markerValues + "\nshared:\n  enabled: true\n")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString([]byte(markerData))
+	stream := fmt.Sprintf(`---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: %[1]s
+data:
+  password: %[2]s
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: %[1]s
+stringData:
+  password: %[3]s
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: %[1]s
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          env:
+            - name: PASSWORD
+              value: %[3]s
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: deep-b
+  namespace: %[1]s
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: deep-b
+      sourceRef: {kind: HelmRepository, name: charts}
+  valuesFrom:
+    - kind: Secret
+      name: creds
+`, ns, b64, markerData)
+	chartDir := filepath.Join(repoRoot, "testdata/charts/deep-b")
+	kube := []string{"--kubeconfig=" + cluster.Kubeconfig, "--namespace=" + ns, "--release=platform"}
+	type run struct {
+		args        []string
+		checkStdout bool
+	}
+	runs := []run{
+		{[]string{"render"}, false},
+		{[]string{"render", "--verbose", "--owners=warn", "--drift-detection=deep-b=enabled"}, false},
+		{[]string{"render", "--owners=warn", "--cluster", "--deep", "--chart-dir=deep-b=" + chartDir}, false},
+		{[]string{"render", "--cluster", "--deep", "--chart-dir=deep-b=" + chartDir, "--verbose"}, false},
+		{[]string{"render", "--deep"}, false}, // error path: the HelmRepository cannot be found
+		{[]string{"owners"}, true},
+		{[]string{"owners", "-o", "json"}, true},
+		{[]string{"owners", "--cluster", "-o", "json"}, true},
+		{[]string{"owners", "--cluster", "--deep", "--chart-dir=deep-b=" + chartDir}, true},
+		{[]string{"owners", "--cluster", "--deep", "--chart-dir=deep-b=" + chartDir, "-o", "json"}, true},
+		{[]string{"owners", "--deep", "--chart-dir=deep-b=" + filepath.Join(repoRoot, "testdata/charts/deep-a")}, true},
+		{[]string{"self", "status", "creds"}, true},
+		{[]string{"self", "resume", "creds", "--timeout=1s"}, true},
+		{[]string{"self", "handback", "creds"}, true},
+	}
+	bin := filepath.Join(pluginCopy, "bin/helm-drift")
+	leaks := regexp.MustCompile(`SECRET-|` + regexp.QuoteMeta(b64) + `|\b` + strconv.Itoa(len(markerData)) + `\b|\b` + strconv.Itoa(len(markerValues)) + `\b`)
+	for _, r := range runs {
+		args := append(append([]string{}, r.args...), kube...)
+		if r.args[0] == "self" {
+			args = append(append([]string{}, r.args...), "--kubeconfig="+cluster.Kubeconfig, "-n", ns)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Stdin = strings.NewReader(stream)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		name := strings.Join(r.args, " ")
+		if m := leaks.FindString(stderr.String()); m != "" {
+			t.Errorf("%s (err %v): stderr leaks %q:\n%s", name, err, m, stderr.String())
+		}
+		if r.checkStdout {
+			if m := leaks.FindString(stdout.String()); m != "" {
+				t.Errorf("%s (err %v): stdout leaks %q:\n%s", name, err, m, stdout.String())
+			}
+		}
+		if stderr.Len()+stdout.Len() == 0 {
+			t.Errorf("%s: printed nothing at all (the check would prove nothing)", name)
+		}
+	}
+}
