@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// faultProxy forwards to the test API server and injects one fault into LIST requests of
+// configmaps: slow, 429 throttling, 404 (a kind that went away), or a dropped connection (the
+// server stopping mid-run).
+func faultProxy(t *testing.T, fault string) string {
+	t.Helper()
+	target, err := url.Parse(cluster.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps") {
+			switch fault {
+			case "slow":
+				time.Sleep(3 * time.Second)
+			case "throttled":
+				w.Header().Set("Retry-After", "0")
+				http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests","code":429}`, http.StatusTooManyRequests)
+				return
+			case "gone":
+				http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
+				return
+			case "dropped":
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kubeconfig, []byte(fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
+		srv.URL, cluster.Config.BearerToken)), 0o600)
+	return kubeconfig
+}
+
+// TestOwnersClusterFaults: whatever the API server does to the LIST, owners --cluster ends
+// with exit 3 and says it could not check; render fails with nothing on stdout. Never clean.
+func TestOwnersClusterFaults(t *testing.T) {
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	stream := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
+	for _, fault := range []string{"slow", "throttled", "gone", "dropped"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			kubeconfig := faultProxy(t, fault)
+			for _, cmdName := range []string{"owners", "render"} {
+				cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), cmdName, "--cluster", "--release=r", "-n", "default", "--kubeconfig", kubeconfig, "--request-timeout=1s")
+				cmd.Stdin = strings.NewReader(stream)
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+				want := map[string]int{"owners": 3, "render": 1}[cmdName]
+				if code != want || !strings.Contains(stderr.String(), "could not check the cluster") {
+					t.Errorf("%s under %s: exit %d (want %d)\nstdout: %s\nstderr: %s", cmdName, fault, code, want, stdout.String(), stderr.String())
+				}
+				if cmdName == "render" && stdout.Len() != 0 {
+					t.Errorf("render under %s wrote to stdout", fault)
+				}
+			}
+		})
+	}
+}
