@@ -194,10 +194,15 @@ func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
 	defer cancel()
 	cl, err := o.kube.connect(ctx)
 	if err != nil {
-		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", o.namespace, o.release, err)
-		return true, nil
+		return lookupFailed(errOut, o.namespace, o.release, err), nil
 	}
 	return bracket(ctx, cl, cl.Server, o.namespace, o.release, o.install, errOut)
+}
+
+// lookupFailed warns that the HelmRelease could not be looked up and chooses the safe side.
+func lookupFailed(errOut io.Writer, namespace, release string, err error) (suspend bool) {
+	fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", namespace, release, err)
+	return true
 }
 
 // helmReleaseGetter is what the bracket asks the cluster; *live.Client implements it.
@@ -215,8 +220,7 @@ func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, relea
 	case apierrors.IsNotFound(err):
 		return true, nil
 	case err != nil:
-		fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", namespace, release, err)
-		return true, nil
+		return lookupFailed(errOut, namespace, release, err), nil
 	}
 	return install, nil
 }
@@ -237,6 +241,13 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	}
 	if o.cluster && o.release == "" {
 		return errors.New("--cluster needs --release NAME: it tells this release's objects from another's")
+	}
+	if !o.selfOn && o.changed != nil {
+		for _, f := range []string{"self-repository", "chart-name", "chart-version", "self-version-range", "self-interval", "self-service-account", "self-values-secret", "self-insecure", "self-bracket", "self-hook-image", "install"} {
+			if o.changed(f) {
+				return fmt.Errorf("--%s is a setting of --self, which is not given", f)
+			}
+		}
 	}
 	input, err := readInput(in)
 	if err != nil {
