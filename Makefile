@@ -35,12 +35,13 @@ bench:
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
-## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, drift detection
+## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, drift detection, diff comparator
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./internal/owners
 	$(GO) test -run '^$$' -fuzz '^FuzzDriftDetection$$' -fuzztime $(FUZZTIME) ./internal/transform
+	$(GO) test -run '^$$' -fuzz '^FuzzCompareSelf$$' -fuzztime $(FUZZTIME) ./internal/drift
 
 ## demo: install the plugins into a scratch Helm home and render the example chart through them
 demo: build

@@ -1,0 +1,314 @@
+package drift
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Class says how a field diverges.
+type Class string
+
+// The classes of divergence.
+const (
+	// Differs: chart and cluster both have the field, with different values.
+	Differs Class = "DIFFERS"
+	// ChartOnly: the chart states the field, the cluster lacks it.
+	ChartOnly Class = "CHART-ONLY"
+	// ClusterOnly: the cluster has the field, the chart does not.
+	ClusterOnly Class = "CLUSTER-ONLY"
+)
+
+// Divergence is one leaf field that is not the same in chart and cluster.
+type Divergence struct {
+	Class Class
+	// Path names the field, lists by their merge keys:
+	// spec.template.spec.containers[name=web].env[name=LOG_LEVEL].value
+	Path string
+	// Chart and Cluster are the two values (nil where absent); both nil when Redacted.
+	Chart, Cluster any
+	// Redacted is set for a Secret's data: values are never carried.
+	Redacted bool
+}
+
+// Result is the comparison of one object.
+type Result struct {
+	Divergences []Divergence
+	// Compared counts the leaf fields looked at (in the chart, the cluster, or both).
+	Compared int
+}
+
+// Compare compares the chart's and the cluster's version of one object (as decoded JSON:
+// maps, slices, strings, float64/int64, bools). typeMeta selects the OpenAPI schema that
+// gives the lists' merge keys; unknown kinds compare lists by index.
+func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
+	c := &comparer{secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
+	c.walk("", schemaFor(typeMeta), chart, cluster, true, true)
+	sort.SliceStable(c.res.Divergences, func(i, j int) bool { return c.res.Divergences[i].Path < c.res.Divergences[j].Path })
+	return c.res
+}
+
+func schemaFor(t yaml.TypeMeta) *openapi.ResourceSchema {
+	if t.Kind == "" {
+		return nil
+	}
+	return openapi.SchemaForResourceType(t)
+}
+
+type comparer struct {
+	secret bool
+	res    Result
+}
+
+// walk compares a and b at path; inA/inB say whether each side has the field at all.
+func (c *comparer) walk(path string, s *openapi.ResourceSchema, a, b any, inA, inB bool) {
+	switch {
+	case !inA:
+		c.leaves(path, b, ClusterOnly)
+		return
+	case !inB:
+		c.leaves(path, a, ChartOnly)
+		return
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			av, okA := am[k]
+			bv, okB := bm[k]
+			c.walk(join(path, k), field(s, k), av, bv, okA, okB)
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList {
+		c.list(path, s, al, bl)
+		return
+	}
+	c.res.Compared++
+	if !equal(a, b) {
+		c.add(Divergence{Class: Differs, Path: path, Chart: a, Cluster: b})
+	}
+}
+
+// list compares two lists: by merge keys where the schema has them, else by index.
+func (c *comparer) list(path string, s *openapi.ResourceSchema, a, b []any) {
+	keys := mergeKeys(s)
+	var elems *openapi.ResourceSchema
+	if s != nil {
+		elems = s.Elements()
+	}
+	if len(keys) == 0 || !allMaps(a) || !allMaps(b) {
+		for i := 0; i < max(len(a), len(b)); i++ {
+			var av, bv any
+			if i < len(a) {
+				av = a[i]
+			}
+			if i < len(b) {
+				bv = b[i]
+			}
+			c.walk(fmt.Sprintf("%s[%d]", path, i), elems, av, bv, i < len(a), i < len(b))
+		}
+		return
+	}
+	index := func(l []any) (map[string]any, []string) {
+		m := map[string]any{}
+		var order []string
+		for _, e := range l {
+			e := withKeyDefaults(e.(map[string]any), keys)
+			k := keyOf(e, keys)
+			if _, dup := m[k]; !dup {
+				order = append(order, k)
+			}
+			m[k] = e
+		}
+		return m, order
+	}
+	am, aOrder := index(a)
+	bm, bOrder := index(b)
+	seen := map[string]bool{}
+	for _, k := range append(aOrder, bOrder...) {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		av, okA := am[k]
+		bv, okB := bm[k]
+		c.walk(path+"["+k+"]", elems, av, bv, okA, okB)
+	}
+}
+
+// keyDefaults are the API-server defaults of merge-key fields, applied so that an element the
+// chart writes without them matches the cluster's.
+// xref: Kubernetes API reference, ContainerPort.protocol and ServicePort.protocol default TCP.
+var keyDefaults = map[string]string{"protocol": "TCP"}
+
+// withKeyDefaults returns e with the defaults of its missing merge-key fields filled in (a
+// copy; e is not changed), so the defaulted field is no divergence either.
+func withKeyDefaults(e map[string]any, keys []string) map[string]any {
+	var out map[string]any
+	for _, k := range keys {
+		if _, ok := e[k]; ok {
+			continue
+		}
+		if d, has := keyDefaults[k]; has {
+			if out == nil {
+				out = make(map[string]any, len(e)+1)
+				for ek, ev := range e {
+					out[ek] = ev
+				}
+			}
+			out[k] = d
+		}
+	}
+	if out == nil {
+		return e
+	}
+	return out
+}
+
+func keyOf(e map[string]any, keys []string) string {
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v, ok := e[k]
+		if !ok {
+			if d, has := keyDefaults[k]; has {
+				v = d
+			}
+		}
+		parts = append(parts, k+"="+scalarString(v))
+	}
+	return strings.Join(parts, ",")
+}
+
+// leaves records every leaf under v as cls.
+func (c *comparer) leaves(path string, v any, cls Class) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range sortedMapKeys(t) {
+			c.leaves(join(path, k), t[k], cls)
+		}
+		if len(t) > 0 {
+			return
+		}
+	case []any:
+		for i, e := range t {
+			c.leaves(fmt.Sprintf("%s[%d]", path, i), e, cls)
+		}
+		if len(t) > 0 {
+			return
+		}
+	}
+	c.res.Compared++
+	d := Divergence{Class: cls, Path: path}
+	if cls == ChartOnly {
+		d.Chart = v
+	} else {
+		d.Cluster = v
+	}
+	c.add(d)
+}
+
+// add records a divergence, without values under a Secret's data.
+func (c *comparer) add(d Divergence) {
+	if c.secret && (strings.HasPrefix(d.Path, "data.") || strings.HasPrefix(d.Path, "stringData.") || d.Path == "data" || d.Path == "stringData") {
+		d.Chart, d.Cluster, d.Redacted = nil, nil, true
+	}
+	c.res.Divergences = append(c.res.Divergences, d)
+}
+
+func mergeKeys(s *openapi.ResourceSchema) []string {
+	if s == nil {
+		return nil
+	}
+	_, keys := s.PatchStrategyAndKeyList()
+	return keys
+}
+
+func field(s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
+	if s == nil {
+		return nil
+	}
+	return s.Field(k)
+}
+
+func allMaps(l []any) bool {
+	for _, e := range l {
+		if _, ok := e.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// equal compares two leaves; numbers by value whatever their Go type.
+func equal(a, b any) bool {
+	if fa, ok := number(a); ok {
+		if fb, ok := number(b); ok {
+			return fa == fb
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func scalarString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
