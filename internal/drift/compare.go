@@ -47,8 +47,8 @@ type Result struct {
 // maps, slices, strings, float64/int64, bools). typeMeta selects the OpenAPI schema that
 // gives the lists' merge keys; unknown kinds compare lists by index.
 func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
-	c := &comparer{secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
-	c.walk("", schemaFor(typeMeta), chart, cluster, true, true)
+	c := &comparer{kind: typeMeta.Kind, secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
+	c.walk("", "", schemaFor(typeMeta), chart, cluster, true, true, nil)
 	sort.SliceStable(c.res.Divergences, func(i, j int) bool { return c.res.Divergences[i].Path < c.res.Divergences[j].Path })
 	return c.res
 }
@@ -61,18 +61,20 @@ func schemaFor(t yaml.TypeMeta) *openapi.ResourceSchema {
 }
 
 type comparer struct {
+	kind   string
 	secret bool
 	res    Result
 }
 
-// walk compares a and b at path; inA/inB say whether each side has the field at all.
-func (c *comparer) walk(path string, s *openapi.ResourceSchema, a, b any, inA, inB bool) {
+// walk compares a and b at path (pattern: the path with "[]" for list elements); inA/inB say
+// whether each side has the field at all; parentB is the cluster's map holding b.
+func (c *comparer) walk(path, pattern string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
 	switch {
 	case !inA:
-		c.leaves(path, b, ClusterOnly)
+		c.leaves(path, pattern, b, ClusterOnly, parentB)
 		return
 	case !inB:
-		c.leaves(path, a, ChartOnly)
+		c.leaves(path, pattern, a, ChartOnly, nil)
 		return
 	}
 	am, aIsMap := a.(map[string]any)
@@ -88,24 +90,30 @@ func (c *comparer) walk(path string, s *openapi.ResourceSchema, a, b any, inA, i
 		for _, k := range sortedKeys(keys) {
 			av, okA := am[k]
 			bv, okB := bm[k]
-			c.walk(join(path, k), field(s, k), av, bv, okA, okB)
+			c.walk(join(path, k), join(pattern, k), field(s, k), av, bv, okA, okB, bm)
 		}
 		return
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
 	if aIsList && bIsList {
-		c.list(path, s, al, bl)
+		c.list(path, pattern, s, al, bl)
 		return
 	}
 	c.res.Compared++
+	if q, ok := equalQuantities(a, b); ok && isQuantityPath(pattern) {
+		if !q {
+			c.add(Divergence{Class: Differs, Path: path, Chart: a, Cluster: b})
+		}
+		return
+	}
 	if !equal(a, b) {
 		c.add(Divergence{Class: Differs, Path: path, Chart: a, Cluster: b})
 	}
 }
 
 // list compares two lists: by merge keys where the schema has them, else by index.
-func (c *comparer) list(path string, s *openapi.ResourceSchema, a, b []any) {
+func (c *comparer) list(path, pattern string, s *openapi.ResourceSchema, a, b []any) {
 	keys := mergeKeys(s)
 	var elems *openapi.ResourceSchema
 	if s != nil {
@@ -120,7 +128,7 @@ func (c *comparer) list(path string, s *openapi.ResourceSchema, a, b []any) {
 			if i < len(b) {
 				bv = b[i]
 			}
-			c.walk(fmt.Sprintf("%s[%d]", path, i), elems, av, bv, i < len(a), i < len(b))
+			c.walk(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", elems, av, bv, i < len(a), i < len(b), nil)
 		}
 		return
 	}
@@ -147,7 +155,7 @@ func (c *comparer) list(path string, s *openapi.ResourceSchema, a, b []any) {
 		seen[k] = true
 		av, okA := am[k]
 		bv, okB := bm[k]
-		c.walk(path+"["+k+"]", elems, av, bv, okA, okB)
+		c.walk(path+"["+k+"]", pattern+"[]", elems, av, bv, okA, okB, nil)
 	}
 }
 
@@ -194,19 +202,24 @@ func keyOf(e map[string]any, keys []string) string {
 	return strings.Join(parts, ",")
 }
 
-// leaves records every leaf under v as cls.
-func (c *comparer) leaves(path string, v any, cls Class) {
+// leaves records every leaf under v as cls; a cluster-only leaf that is an API-server default
+// is compared but no divergence.
+func (c *comparer) leaves(path, pattern string, v any, cls Class, parent map[string]any) {
+	if cls == ClusterOnly && isDefault(c.kind, pattern, v, parent) {
+		c.res.Compared++
+		return
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedMapKeys(t) {
-			c.leaves(join(path, k), t[k], cls)
+			c.leaves(join(path, k), join(pattern, k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
 		}
 	case []any:
 		for i, e := range t {
-			c.leaves(fmt.Sprintf("%s[%d]", path, i), e, cls)
+			c.leaves(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", e, cls, nil)
 		}
 		if len(t) > 0 {
 			return
@@ -228,6 +241,13 @@ func (c *comparer) add(d Divergence) {
 		d.Chart, d.Cluster, d.Redacted = nil, nil, true
 	}
 	c.res.Divergences = append(c.res.Divergences, d)
+}
+
+// isQuantityPath reports whether a field holds a resource quantity (requests, limits,
+// overhead, emptyDir sizes, PVC storage), compared by value: "1000m" is "1".
+func isQuantityPath(pattern string) bool {
+	return strings.Contains(pattern, "resources.limits.") || strings.Contains(pattern, "resources.requests.") ||
+		strings.Contains(pattern, ".overhead.") || strings.HasSuffix(pattern, "emptyDir.sizeLimit")
 }
 
 func mergeKeys(s *openapi.ResourceSchema) []string {

@@ -1,0 +1,180 @@
+package drift
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// A default is a value the API server (or a built-in controller) fills in when the chart says
+// nothing: such a field in the cluster is not drift. Patterns name fields with "[]" for any
+// list element; Podspec stands for the pod spec of every workload kind.
+//
+// Each entry cites the Kubernetes default it mirrors (API reference, v1.34).
+type defaultRule struct {
+	pattern string
+	// value is the default; when is used instead for defaults that depend on siblings.
+	value any
+	when  func(value any, parent map[string]any) bool
+}
+
+var podDefaults = []defaultRule{
+	{pattern: "dnsPolicy", value: "ClusterFirst"},                     // PodSpec.dnsPolicy
+	{pattern: "restartPolicy", value: "Always"},                       // PodSpec.restartPolicy (workloads; Jobs set theirs)
+	{pattern: "schedulerName", value: "default-scheduler"},            // PodSpec.schedulerName
+	{pattern: "securityContext", value: map[string]any{}},             // PodSpec.securityContext
+	{pattern: "terminationGracePeriodSeconds", value: int64(30)},      // PodSpec.terminationGracePeriodSeconds
+	{pattern: "enableServiceLinks", value: true},                      // PodSpec.enableServiceLinks
+	{pattern: "volumes[].configMap.defaultMode", value: int64(0o644)}, // ConfigMapVolumeSource.defaultMode
+	{pattern: "volumes[].secret.defaultMode", value: int64(0o644)},    // SecretVolumeSource.defaultMode
+}
+
+// containerDefaults apply to containers[] and initContainers[].
+var containerDefaults = []defaultRule{
+	{pattern: "terminationMessagePath", value: "/dev/termination-log"}, // Container.terminationMessagePath
+	{pattern: "terminationMessagePolicy", value: "File"},               // Container.terminationMessagePolicy
+	{pattern: "resources", value: map[string]any{}},                    // Container.resources
+	{pattern: "ports[].protocol", value: "TCP"},                        // ContainerPort.protocol
+	{pattern: "env[].valueFrom.fieldRef.apiVersion", value: "v1"},      // ObjectFieldSelector.apiVersion
+	// Container.imagePullPolicy: Always for :latest or no tag, else IfNotPresent.
+	{pattern: "imagePullPolicy", when: func(v any, c map[string]any) bool {
+		image, _ := c["image"].(string)
+		name := image[strings.LastIndex(image, "/")+1:]
+		latest := !strings.Contains(name, ":") && !strings.Contains(name, "@") || strings.HasSuffix(name, ":latest")
+		return (latest && v == "Always") || (!latest && v == "IfNotPresent")
+	}},
+}
+
+// probeDefaults apply to livenessProbe, readinessProbe and startupProbe (Probe).
+var probeDefaults = []defaultRule{
+	{pattern: "timeoutSeconds", value: int64(1)},
+	{pattern: "periodSeconds", value: int64(10)},
+	{pattern: "successThreshold", value: int64(1)},
+	{pattern: "failureThreshold", value: int64(3)},
+	{pattern: "httpGet.scheme", value: "HTTP"},
+}
+
+// kindDefaults are defaults of one kind's own fields.
+var kindDefaults = map[string][]defaultRule{
+	"Deployment": {
+		{pattern: "spec.replicas", value: int64(1)},                           // DeploymentSpec.replicas
+		{pattern: "spec.progressDeadlineSeconds", value: int64(600)},          // DeploymentSpec.progressDeadlineSeconds
+		{pattern: "spec.revisionHistoryLimit", value: int64(10)},              // DeploymentSpec.revisionHistoryLimit
+		{pattern: "spec.strategy.type", value: "RollingUpdate"},               // DeploymentStrategy.type
+		{pattern: "spec.strategy.rollingUpdate.maxSurge", value: "25%"},       // RollingUpdateDeployment.maxSurge
+		{pattern: "spec.strategy.rollingUpdate.maxUnavailable", value: "25%"}, // RollingUpdateDeployment.maxUnavailable
+	},
+	"Service": {
+		{pattern: "spec.type", value: "ClusterIP"},                                                                    // ServiceSpec.type
+		{pattern: "spec.sessionAffinity", value: "None"},                                                              // ServiceSpec.sessionAffinity
+		{pattern: "spec.internalTrafficPolicy", value: "Cluster"},                                                     // ServiceSpec.internalTrafficPolicy
+		{pattern: "spec.ipFamilyPolicy", value: "SingleStack"},                                                        // ServiceSpec.ipFamilyPolicy
+		{pattern: "spec.ports[].protocol", value: "TCP"},                                                              // ServicePort.protocol
+		{pattern: "spec.clusterIP", when: anyValue},                                                                   // allocated by the API server
+		{pattern: "spec.clusterIPs[]", when: anyValue},                                                                // allocated by the API server
+		{pattern: "spec.ipFamilies[]", when: anyValue},                                                                // chosen by the API server
+		{pattern: "spec.ports[].targetPort", when: func(v any, p map[string]any) bool { return equal(v, p["port"]) }}, // ServicePort.targetPort defaults to port
+	},
+	"Secret": {
+		{pattern: "type", value: "Opaque"}, // Secret.type
+	},
+}
+
+// podSpecPaths are where each workload kind keeps its pod spec.
+var podSpecPaths = map[string]string{
+	"Pod": "spec", "Deployment": "spec.template.spec", "StatefulSet": "spec.template.spec",
+	"DaemonSet": "spec.template.spec", "ReplicaSet": "spec.template.spec", "Job": "spec.template.spec",
+	"CronJob": "spec.jobTemplate.spec.template.spec",
+}
+
+func anyValue(any, map[string]any) bool { return true }
+
+// isDefault reports whether value, which the cluster has at pattern and the chart does not
+// state, is what the API server fills in by itself for kind.
+func isDefault(kind, pattern string, value any, parent map[string]any) bool {
+	for _, r := range rulesFor(kind, pattern) {
+		if r.when != nil && r.when(value, parent) || r.when == nil && equalValue(r.value, value) {
+			return true
+		}
+	}
+	return false
+}
+
+// rulesFor returns the rules whose full pattern is pattern.
+func rulesFor(kind, pattern string) []defaultRule {
+	var out []defaultRule
+	for _, r := range kindDefaults[kind] {
+		if r.pattern == pattern {
+			out = append(out, r)
+		}
+	}
+	podSpec, ok := podSpecPaths[kind]
+	if !ok {
+		return out
+	}
+	rest, ok := strings.CutPrefix(pattern, podSpec+".")
+	if !ok {
+		return out
+	}
+	for _, r := range podDefaults {
+		if r.pattern == rest {
+			out = append(out, r)
+		}
+	}
+	for _, list := range []string{"containers[].", "initContainers[]."} {
+		c, ok := strings.CutPrefix(rest, list)
+		if !ok {
+			continue
+		}
+		for _, r := range containerDefaults {
+			if r.pattern == c {
+				out = append(out, r)
+			}
+		}
+		for _, probe := range []string{"livenessProbe.", "readinessProbe.", "startupProbe."} {
+			if p, ok := strings.CutPrefix(c, probe); ok {
+				for _, r := range probeDefaults {
+					if r.pattern == p {
+						out = append(out, r)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func equalValue(a, b any) bool {
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap || bIsMap {
+		return aIsMap && bIsMap && len(am) == 0 && len(bm) == 0
+	}
+	return equal(a, b)
+}
+
+// equalQuantities compares two resource quantities by value ("1000m" is "1"); ok is false
+// when either is not a quantity.
+func equalQuantities(a, b any) (equal, ok bool) {
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if !aok && !bok {
+		return false, false
+	}
+	qa, err := resource.ParseQuantity(quantityString(a, as, aok))
+	if err != nil {
+		return false, false
+	}
+	qb, err := resource.ParseQuantity(quantityString(b, bs, bok))
+	if err != nil {
+		return false, false
+	}
+	return qa.Cmp(qb) == 0, true
+}
+
+func quantityString(v any, s string, isString bool) string {
+	if isString {
+		return s
+	}
+	return scalarString(v)
+}
