@@ -34,6 +34,8 @@ type Divergence struct {
 	Chart, Cluster any
 	// Redacted is set for a Secret's data: values are never carried.
 	Redacted bool
+	// Inert is set (by MarkInert) for a divergence that changes nothing in the running pod.
+	Inert bool
 }
 
 // Result is the comparison of one object.
