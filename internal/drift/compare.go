@@ -30,6 +30,9 @@ type Divergence struct {
 	// Path names the field, lists by their merge keys:
 	// spec.template.spec.containers[name=web].env[name=LOG_LEVEL].value
 	Path string
+	// Pointer is the field's RFC 6901 JSON pointer, list elements by their index in the
+	// cluster's object (the chart's, for an element only the chart has).
+	Pointer string
 	// Chart and Cluster are the two values (nil where absent); both nil when Redacted.
 	Chart, Cluster any
 	// Redacted is set for a Secret's data: values are never carried.
@@ -50,7 +53,7 @@ type Result struct {
 // gives the lists' merge keys; unknown kinds compare lists by index.
 func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
 	c := &comparer{kind: typeMeta.Kind, secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
-	c.walk("", "", schemaFor(typeMeta), chart, cluster, true, true, nil)
+	c.walk("", "", "", schemaFor(typeMeta), chart, cluster, true, true, nil)
 	sort.SliceStable(c.res.Divergences, func(i, j int) bool { return c.res.Divergences[i].Path < c.res.Divergences[j].Path })
 	return c.res
 }
@@ -70,13 +73,13 @@ type comparer struct {
 
 // walk compares a and b at path (pattern: the path with "[]" for list elements); inA/inB say
 // whether each side has the field at all; parentB is the cluster's map holding b.
-func (c *comparer) walk(path, pattern string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
+func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
 	switch {
 	case !inA:
-		c.leaves(path, pattern, b, ClusterOnly, parentB)
+		c.leaves(path, pattern, ptr, b, ClusterOnly, parentB)
 		return
 	case !inB:
-		c.leaves(path, pattern, a, ChartOnly, nil)
+		c.leaves(path, pattern, ptr, a, ChartOnly, nil)
 		return
 	}
 	am, aIsMap := a.(map[string]any)
@@ -92,30 +95,30 @@ func (c *comparer) walk(path, pattern string, s *openapi.ResourceSchema, a, b an
 		for _, k := range sortedKeys(keys) {
 			av, okA := am[k]
 			bv, okB := bm[k]
-			c.walk(join(path, k), join(pattern, k), field(s, k), av, bv, okA, okB, bm)
+			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), field(s, k), av, bv, okA, okB, bm)
 		}
 		return
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
 	if aIsList && bIsList {
-		c.list(path, pattern, s, al, bl)
+		c.list(path, pattern, ptr, s, al, bl)
 		return
 	}
 	c.res.Compared++
 	if q, ok := equalQuantities(a, b); ok && isQuantityPath(pattern) {
 		if !q {
-			c.add(Divergence{Class: Differs, Path: path, Chart: a, Cluster: b})
+			c.add(Divergence{Class: Differs, Path: path, Pointer: ptr, Chart: a, Cluster: b})
 		}
 		return
 	}
 	if !equal(a, b) {
-		c.add(Divergence{Class: Differs, Path: path, Chart: a, Cluster: b})
+		c.add(Divergence{Class: Differs, Path: path, Pointer: ptr, Chart: a, Cluster: b})
 	}
 }
 
 // list compares two lists: by merge keys where the schema has them, else by index.
-func (c *comparer) list(path, pattern string, s *openapi.ResourceSchema, a, b []any) {
+func (c *comparer) list(path, pattern, ptr string, s *openapi.ResourceSchema, a, b []any) {
 	keys := mergeKeys(s)
 	var elems *openapi.ResourceSchema
 	if s != nil {
@@ -130,25 +133,26 @@ func (c *comparer) list(path, pattern string, s *openapi.ResourceSchema, a, b []
 			if i < len(b) {
 				bv = b[i]
 			}
-			c.walk(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", elems, av, bv, i < len(a), i < len(b), nil)
+			c.walk(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", ptr+"/"+strconv.Itoa(i), elems, av, bv, i < len(a), i < len(b), nil)
 		}
 		return
 	}
-	index := func(l []any) (map[string]any, []string) {
+	index := func(l []any) (map[string]any, map[string]int, []string) {
 		m := map[string]any{}
+		pos := map[string]int{}
 		var order []string
-		for _, e := range l {
+		for i, e := range l {
 			e := withKeyDefaults(e.(map[string]any), keys)
 			k := keyOf(e, keys)
 			if _, dup := m[k]; !dup {
 				order = append(order, k)
 			}
-			m[k] = e
+			m[k], pos[k] = e, i
 		}
-		return m, order
+		return m, pos, order
 	}
-	am, aOrder := index(a)
-	bm, bOrder := index(b)
+	am, aPos, aOrder := index(a)
+	bm, bPos, bOrder := index(b)
 	seen := map[string]bool{}
 	for _, k := range append(aOrder, bOrder...) {
 		if seen[k] {
@@ -157,7 +161,11 @@ func (c *comparer) list(path, pattern string, s *openapi.ResourceSchema, a, b []
 		seen[k] = true
 		av, okA := am[k]
 		bv, okB := bm[k]
-		c.walk(path+"["+k+"]", pattern+"[]", elems, av, bv, okA, okB, nil)
+		i := aPos[k]
+		if okB {
+			i = bPos[k]
+		}
+		c.walk(path+"["+k+"]", pattern+"[]", ptr+"/"+strconv.Itoa(i), elems, av, bv, okA, okB, nil)
 	}
 }
 
@@ -206,7 +214,7 @@ func keyOf(e map[string]any, keys []string) string {
 
 // leaves records every leaf under v as cls; a cluster-only leaf that is an API-server default
 // is compared but no divergence.
-func (c *comparer) leaves(path, pattern string, v any, cls Class, parent map[string]any) {
+func (c *comparer) leaves(path, pattern, ptr string, v any, cls Class, parent map[string]any) {
 	if cls == ClusterOnly && isDefault(c.kind, pattern, v, parent) {
 		c.res.Compared++
 		return
@@ -214,21 +222,21 @@ func (c *comparer) leaves(path, pattern string, v any, cls Class, parent map[str
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedMapKeys(t) {
-			c.leaves(join(path, k), join(pattern, k), t[k], cls, t)
+			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
 		}
 	case []any:
 		for i, e := range t {
-			c.leaves(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", e, cls, nil)
+			c.leaves(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", ptr+"/"+strconv.Itoa(i), e, cls, nil)
 		}
 		if len(t) > 0 {
 			return
 		}
 	}
 	c.res.Compared++
-	d := Divergence{Class: cls, Path: path}
+	d := Divergence{Class: cls, Path: path, Pointer: ptr}
 	if cls == ChartOnly {
 		d.Chart = v
 	} else {
@@ -308,6 +316,11 @@ func scalarString(v any) string {
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// escapePointer escapes a key for an RFC 6901 pointer: "~" as "~0", "/" as "~1".
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 func join(path, k string) string {
