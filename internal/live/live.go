@@ -162,3 +162,33 @@ func (c *Client) Get(ctx context.Context, group, version, kind, namespace, name 
 	}
 	return obj.Object, nil
 }
+
+// ListObjects returns every object of group/kind in namespace ("" for a cluster-scoped kind)
+// in full, with one LIST call (paged). Callers that may meet Secrets must not print their data.
+func (c *Client) ListObjects(ctx context.Context, group, version, kind, namespace string) ([]map[string]any, error) {
+	m, err := c.mapping(group, version, kind)
+	if err != nil {
+		return nil, err
+	}
+	res := c.dynamic.Resource(m.Resource)
+	var out []map[string]any
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		var list *unstructured.UnstructuredList
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			list, err = res.Namespace(namespace).List(ctx, opts)
+		} else {
+			list, err = res.List(ctx, opts)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s in %q: %w", m.Resource.String(), namespace, err)
+		}
+		for _, it := range list.Items {
+			out = append(out, it.Object)
+		}
+		if list.GetContinue() == "" {
+			return out, nil
+		}
+		opts.Continue = list.GetContinue()
+	}
+}

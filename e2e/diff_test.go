@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func diffBinary(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"diff"}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// TestDiffRelease: a freshly installed chart shows zero divergences (defaults and tool marks
+// are not drift); then real edits show up in the right class, a deleted object is CHART-ONLY,
+// a Secret's change is reported without its value, and the exit code says drift.
+func TestDiffRelease(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	const marker = "DIFF-SECRET-MARKER-4d2c"
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "password="+marker)
+	kube := []string{"release", "web", "-n", ns, "--kubeconfig", cluster.Kubeconfig}
+
+	out, errOut, code := diffBinary(t, kube...)
+	if code != 0 || !strings.Contains(out, "0 divergences across") {
+		t.Fatalf("fresh install: exit %d\n%s%s", code, out, errOut)
+	}
+
+	ctx := context.Background()
+	patch := `{"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28","env":[{"name":"EXTRA","value":"x"}]}]}}}}`
+	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, "web-settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Kube.CoreV1().Secrets(ns).Patch(ctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-edited"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = diffBinary(t, kube...)
+	if code != 2 {
+		t.Errorf("after edits: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"ConfigMap " + ns + "/web-settings  CHART-ONLY",
+		"DIFFERS       spec.replicas",
+		"CLUSTER-ONLY  spec.template.spec.containers[name=web].env[name=EXTRA].value",
+		"DIFFERS       spec.template.spec.containers[name=web].image",
+		"DIFFERS       data.password",
+		"6 divergences across",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, code := diffBinary(t, append(kube, "-o", "json")...)
+	var rep struct {
+		Divergences int `json:"divergences"`
+		Objects     []struct {
+			Object      string `json:"object"`
+			Divergences []struct {
+				Class, Pointer string
+				Redacted       bool
+			} `json:"divergences"`
+		} `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || code != 2 || rep.Divergences != 6 {
+		t.Errorf("json: exit %d, %v, %d divergences\n%s", code, err, rep.Divergences, js)
+	}
+	for _, o := range []string{out, js, errOut} {
+		if strings.Contains(o, marker) || strings.Contains(o, "RElGRi1TRUNSRVQtTUFSS0VS") {
+			t.Errorf("a Secret's value leaked:\n%s", o)
+		}
+	}
+
+	// An unreachable cluster is "could not measure", never clean.
+	_, errOut, code = diffBinary(t, "release", "web", "-n", ns, "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
+	if code != 3 || !strings.Contains(errOut, "could not measure") {
+		t.Errorf("unreachable: exit %d\n%s", code, errOut)
+	}
+}

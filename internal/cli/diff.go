@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+	"helm.sh/helm/v3/pkg/action"
+	helmcli "helm.sh/helm/v3/pkg/cli"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+)
+
+// Exit codes of diff.
+const (
+	// ExitDrift: diff found divergences.
+	ExitDrift = 2
+	// ExitUnmeasured: diff could not measure (an object or kind unreadable, the API unreachable).
+	ExitUnmeasured = 3
+)
+
+const diffUsage = `Compares a release's stored manifest with the live cluster, field by field.
+
+Usage:
+  helm drift diff release RELEASE [-n NAMESPACE] [-o table|json]
+
+Desired is the manifest Helm stored for the release's latest revision (what helm-controller's
+drift detection compares). Every field is classified:
+  DIFFERS       chart and cluster both have it, with different values
+  CHART-ONLY    the chart states it, the cluster lacks it (a whole object too)
+  CLUSTER-ONLY  the cluster has it, the chart does not, and it is not an API-server default
+Lists are matched by their merge keys (containers by name, ports by containerPort+protocol).
+API-server defaults are not drift: this build uses a maintained table of Kubernetes defaults
+("normalize: offline"). Labels and annotations Helm, Flux and kubectl add are not drift. A
+Secret's values are never printed: its rows say only that they differ.
+
+Not in this build yet: "diff upgrade", --all/-A, server-side dry-run normalisation, SHADOWS
+rows, pending-deletion and resolved-by-upgrade flags, yaml/markdown/counts outputs.
+
+Exit codes: 0 no drift; 2 drift found; 3 could not measure (never reported as clean); 1 usage
+or other error.
+`
+
+type diffOptions struct {
+	namespace string
+	output    string
+	kube      kubeOptions
+}
+
+// BindFlags registers the diff flags on fs.
+func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
+	fs.StringVarP(&o.output, "output", "o", "table", "table or json")
+	o.kube.BindFlags(fs)
+}
+
+// diffObject is one object of the report.
+type diffObject struct {
+	// Object names it: "Deployment.apps apps/web".
+	Object string `json:"object"`
+	// Missing: the chart renders it, the cluster lacks it.
+	Missing bool `json:"missing,omitempty"`
+	// Compared counts the fields compared.
+	Compared    int              `json:"compared"`
+	Divergences []diffDivergence `json:"divergences"`
+}
+
+type diffDivergence struct {
+	Class   drift.Class `json:"class"`
+	Path    string      `json:"path"`
+	Pointer string      `json:"pointer"`
+	Chart   any         `json:"chart,omitempty"`
+	Cluster any         `json:"cluster,omitempty"`
+	// Redacted: a Secret's data, whose values are never printed.
+	Redacted bool `json:"redacted,omitempty"`
+	// Inert: changes nothing in the running pod.
+	Inert bool `json:"inert,omitempty"`
+}
+
+// diffReport is the JSON output of diff.
+type diffReport struct {
+	Release     string       `json:"release"`
+	Namespace   string       `json:"namespace"`
+	Revision    int          `json:"revision"`
+	Normalize   string       `json:"normalize"`
+	Divergences int          `json:"divergences"`
+	Compared    int          `json:"compared"`
+	Objects     []diffObject `json:"objects"`
+}
+
+func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
+	var o diffOptions
+	fs := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	if code, done := parseFlags(fs, diffUsage, args, out, errOut); done {
+		return code
+	}
+	if fs.NArg() != 2 || fs.Arg(0) != "release" {
+		fmt.Fprintf(errOut, "helm-drift diff: want \"diff release RELEASE\" (diff upgrade is not in this build)\n")
+		return ExitError
+	}
+	if o.output != "table" && o.output != "json" {
+		fmt.Fprintf(errOut, "helm-drift diff: --output %q: want table or json\n", o.output)
+		return ExitError
+	}
+	rep, err := o.diffRelease(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+			return ExitError
+		}
+	} else {
+		printDiffTable(out, rep)
+	}
+	if rep.Divergences > 0 {
+		return ExitDrift
+	}
+	return ExitOK
+}
+
+func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
+	settings := helmcli.New()
+	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
+	cfg := new(action.Configuration)
+	if err := cfg.Init(settings.RESTClientGetter(), o.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+		return nil, err
+	}
+	rel, err := action.NewGet(cfg).Run(name)
+	if err != nil {
+		return nil, fmt.Errorf("release %s/%s: %w", o.namespace, name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
+	defer cancel()
+	cl, err := o.kube.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := manifest.Split([]byte(rel.Manifest))
+	if err != nil {
+		return nil, fmt.Errorf("release %s/%s: stored manifest: %w", o.namespace, name, err)
+	}
+	objs, err := owners.Objects(s)
+	if err != nil {
+		return nil, fmt.Errorf("release %s/%s: stored manifest: %w", o.namespace, name, err)
+	}
+	checker := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Scopes: owners.ClusterScopes(cl)})
+	rep := &diffReport{Release: name, Namespace: o.namespace, Revision: rel.Version, Normalize: "offline", Objects: []diffObject{}}
+	type listKey struct{ group, version, kind, namespace string }
+	lists := map[listKey]map[string]map[string]any{}
+	for _, ob := range objs {
+		if ob.Hook || ob.Name == "" {
+			continue
+		}
+		id := checker.Identity(ob)
+		_, version, ok := strings.Cut(ob.APIVersion, "/")
+		if !ok {
+			version = ob.APIVersion
+		}
+		k := listKey{id.Group, version, id.Kind, id.Namespace}
+		byName, done := lists[k]
+		if !done {
+			items, err := cl.ListObjects(ctx, k.group, k.version, k.kind, k.namespace)
+			if err != nil && !errors.Is(err, live.ErrNotServed) {
+				return nil, fmt.Errorf("%s: %w", id, err)
+			}
+			byName = map[string]map[string]any{}
+			for _, it := range items {
+				if md, ok := it["metadata"].(map[string]any); ok {
+					n, _ := md["name"].(string)
+					byName[n] = it
+				}
+			}
+			lists[k] = byName
+		}
+		desired, err := decodeObject(ob)
+		if err != nil {
+			return nil, err
+		}
+		d := diffObject{Object: id.String(), Divergences: []diffDivergence{}}
+		liveObj, found := byName[ob.Name]
+		if !found {
+			d.Missing = true
+			d.Compared = 1
+			d.Divergences = append(d.Divergences, diffDivergence{Class: drift.ChartOnly, Path: "(whole object)", Pointer: ""})
+		} else {
+			tm := kyaml.TypeMeta{APIVersion: ob.APIVersion, Kind: ob.Kind}
+			chart := drift.Normalize(desired, id.Namespace)
+			cluster := drift.Normalize(liveObj, "")
+			res := drift.Compare(tm, chart, cluster)
+			drift.MarkInert(&res, chart, cluster)
+			d.Compared = res.Compared
+			for _, dv := range res.Divergences {
+				d.Divergences = append(d.Divergences, diffDivergence{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert})
+			}
+		}
+		rep.Compared += d.Compared
+		rep.Divergences += len(d.Divergences)
+		rep.Objects = append(rep.Objects, d)
+	}
+	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
+	return rep, nil
+}
+
+// decodeObject decodes one object of the stored manifest as JSON-like maps.
+func decodeObject(o owners.Object) (map[string]any, error) {
+	n := o.Node
+	if n == nil {
+		root, err := o.Doc.Node()
+		if err != nil {
+			return nil, err
+		}
+		n = root.YNode()
+	}
+	text, err := kyaml.String(n)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := sigsyaml.Unmarshal([]byte(text), &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Where(), err)
+	}
+	return m, nil
+}
+
+func printDiffTable(w io.Writer, rep *diffReport) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if rep.Divergences > 0 {
+		fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER")
+	}
+	for _, o := range rep.Objects {
+		for _, d := range o.Divergences {
+			chart, cluster := show(d.Chart), show(d.Cluster)
+			if d.Redacted {
+				chart, cluster = "(secret)", "(secret)"
+			}
+			field := d.Path
+			if d.Inert {
+				field += " (inert)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Object, d.Class, field, chart, cluster)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "release %s/%s revision %d: %d divergences across %d compared fields in %d objects (normalize: %s)\n",
+		rep.Namespace, rep.Release, rep.Revision, rep.Divergences, rep.Compared, len(rep.Objects), rep.Normalize)
+}
+
+func show(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return t
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
