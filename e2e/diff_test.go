@@ -12,6 +12,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// hasRow reports whether one line of out contains every part.
+func hasRow(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 func diffBinary(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"diff"}, args...)...)
@@ -41,9 +55,22 @@ func TestDiffRelease(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	patch := `{"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28","env":[{"name":"EXTRA","value":"x"}]}]}}}}`
+	// An inline LOG_LEVEL that agrees with the envFrom ConfigMap's is reported, not counted.
+	patch := `{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"LOG_LEVEL","value":"info"}]}]}}}}`
 	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	out, _, _ = diffBinary(t, kube...)
+	if !hasRow(out, "SHADOWS", "containers[name=web].env[name=LOG_LEVEL]", "hides ConfigMap web-settings: values agree") || !strings.Contains(out, "2 divergences across") {
+		t.Errorf("an agreeing shadow:\n%s", out)
+	}
+	patch = `{"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28","env":[{"name":"LOG_LEVEL","value":"debug"},{"name":"EXTRA","value":"x"}]}]}}}}`
+	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = diffBinary(t, kube...)
+	if !hasRow(out, "SHADOWS", "env[name=LOG_LEVEL]", "hides ConfigMap web-settings: values differ") {
+		t.Errorf("a disagreeing shadow:\n%s", out)
 	}
 	if err := cluster.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, "web-settings", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -55,16 +82,16 @@ func TestDiffRelease(t *testing.T) {
 	if code != 2 {
 		t.Errorf("after edits: exit %d, want 2\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{
-		"ConfigMap " + ns + "/web-settings  CHART-ONLY",
-		"DIFFERS       spec.replicas",
-		"CLUSTER-ONLY  spec.template.spec.containers[name=web].env[name=EXTRA].value",
-		"DIFFERS       spec.template.spec.containers[name=web].image",
-		"DIFFERS       data.password",
-		"6 divergences across",
+	for _, want := range [][]string{
+		{"ConfigMap " + ns + "/web-settings", "CHART-ONLY", "(whole object)"},
+		{"DIFFERS", "spec.replicas", "2", "3"},
+		{"CLUSTER-ONLY", "containers[name=web].env[name=EXTRA].value", "x"},
+		{"DIFFERS", "containers[name=web].image", "nginx:1.27", "nginx:1.28"},
+		{"DIFFERS", "data.password", "(secret)"},
+		{"8 divergences across"},
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
+		if !hasRow(out, want...) {
+			t.Errorf("table lacks a row with %q:\n%s", want, out)
 		}
 	}
 	js, _, code := diffBinary(t, append(kube, "-o", "json")...)
@@ -78,7 +105,7 @@ func TestDiffRelease(t *testing.T) {
 			} `json:"divergences"`
 		} `json:"objects"`
 	}
-	if err := json.Unmarshal([]byte(js), &rep); err != nil || code != 2 || rep.Divergences != 6 {
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || code != 2 || rep.Divergences != 8 {
 		t.Errorf("json: exit %d, %v, %d divergences\n%s", code, err, rep.Divergences, js)
 	}
 	for _, o := range []string{out, js, errOut} {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/action"
 	helmcli "helm.sh/helm/v3/pkg/cli"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -41,13 +43,16 @@ drift detection compares). Every field is classified:
   DIFFERS       chart and cluster both have it, with different values
   CHART-ONLY    the chart states it, the cluster lacks it (a whole object too)
   CLUSTER-ONLY  the cluster has it, the chart does not, and it is not an API-server default
+  SHADOWS       an inline env entry hides a key the container also gets from envFrom (prefix
+                applied): says whether the two values agree, never the values; counted as
+                drift unless they agree
 Lists are matched by their merge keys (containers by name, ports by containerPort+protocol).
 API-server defaults are not drift: this build uses a maintained table of Kubernetes defaults
 ("normalize: offline"). Labels and annotations Helm, Flux and kubectl add are not drift. A
 Secret's values are never printed: its rows say only that they differ.
 
-Not in this build yet: "diff upgrade", --all/-A, server-side dry-run normalisation, SHADOWS
-rows, pending-deletion and resolved-by-upgrade flags, yaml/markdown/counts outputs.
+Not in this build yet: "diff upgrade", --all/-A, server-side dry-run normalisation,
+pending-deletion and resolved-by-upgrade flags, yaml/markdown/counts outputs.
 
 Exit codes: 0 no drift; 2 drift found; 3 could not measure (never reported as clean); 1 usage
 or other error.
@@ -87,6 +92,10 @@ type diffDivergence struct {
 	Redacted bool `json:"redacted,omitempty"`
 	// Inert: changes nothing in the running pod.
 	Inert bool `json:"inert,omitempty"`
+	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
+	// the two values agree (absent when they cannot be compared).
+	From  string `json:"from,omitempty"`
+	Agree *bool  `json:"agree,omitempty"`
 }
 
 // diffReport is the JSON output of diff.
@@ -210,13 +219,85 @@ func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
 			for _, dv := range res.Divergences {
 				d.Divergences = append(d.Divergences, diffDivergence{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert})
 			}
+			rep.Divergences += len(d.Divergences)
+			shadows, err := shadowRows(ctx, cl, ob.Kind, cluster, id.Namespace)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", id, err)
+			}
+			for _, sh := range shadows {
+				if sh.Agree == nil || !*sh.Agree {
+					rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
+				}
+				d.Divergences = append(d.Divergences, sh)
+			}
+		}
+		if d.Missing {
+			rep.Divergences++
 		}
 		rep.Compared += d.Compared
-		rep.Divergences += len(d.Divergences)
 		rep.Objects = append(rep.Objects, d)
 	}
 	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
 	return rep, nil
+}
+
+// podSpecPaths are where each workload kind keeps its pod spec.
+var podSpecPaths = map[string][]string{
+	"Pod": {"spec"}, "Deployment": {"spec", "template", "spec"}, "StatefulSet": {"spec", "template", "spec"},
+	"DaemonSet": {"spec", "template", "spec"}, "ReplicaSet": {"spec", "template", "spec"}, "Job": {"spec", "template", "spec"},
+	"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+// shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
+// the ConfigMaps and Secrets it names. Values are compared here and never leave.
+func shadowRows(ctx context.Context, cl *live.Client, kind string, obj map[string]any, namespace string) ([]diffDivergence, error) {
+	path, ok := podSpecPaths[kind]
+	if !ok {
+		return nil, nil
+	}
+	var cur any = obj
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	podSpec, _ := cur.(map[string]any)
+	if podSpec == nil {
+		return nil, nil
+	}
+	var readErr error
+	source := func(k, name string) (map[string]string, bool) {
+		o, err := cl.Get(ctx, "", "v1", k, namespace, name)
+		if err != nil {
+			if !apierrors.IsNotFound(err) && readErr == nil {
+				readErr = fmt.Errorf("%s %s/%s: %w", k, namespace, name, err)
+			}
+			return nil, false
+		}
+		data := map[string]string{}
+		raw, _ := o["data"].(map[string]any)
+		for key, v := range raw {
+			str, _ := v.(string)
+			if k == "Secret" {
+				b, err := base64.StdEncoding.DecodeString(str)
+				if err != nil {
+					continue
+				}
+				str = string(b)
+			}
+			data[key] = str
+		}
+		return data, true
+	}
+	var rows []diffDivergence
+	for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), source) {
+		row := diffDivergence{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret}
+		if sh.Known {
+			agree := sh.Agree
+			row.Agree = &agree
+		}
+		rows = append(rows, row)
+	}
+	return rows, readErr
 }
 
 // decodeObject decodes one object of the stored manifest as JSON-like maps.
@@ -242,7 +323,11 @@ func decodeObject(o owners.Object) (map[string]any, error) {
 
 func printDiffTable(w io.Writer, rep *diffReport) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if rep.Divergences > 0 {
+	rows := 0
+	for _, o := range rep.Objects {
+		rows += len(o.Divergences)
+	}
+	if rows > 0 {
 		fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER")
 	}
 	for _, o := range rep.Objects {
@@ -250,6 +335,15 @@ func printDiffTable(w io.Writer, rep *diffReport) {
 			chart, cluster := show(d.Chart), show(d.Cluster)
 			if d.Redacted {
 				chart, cluster = "(secret)", "(secret)"
+			}
+			if d.Class == drift.Shadows {
+				verdict := "values not comparable (valueFrom)"
+				if d.Agree != nil && *d.Agree {
+					verdict = "values agree"
+				} else if d.Agree != nil {
+					verdict = "values differ"
+				}
+				chart, cluster = "inline env", "hides "+d.From+": "+verdict
 			}
 			field := d.Path
 			if d.Inert {
