@@ -3,13 +3,18 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
 // hasRow reports whether one line of out contains every part.
@@ -114,9 +119,65 @@ func TestDiffRelease(t *testing.T) {
 		}
 	}
 
+	// Ignore rules in Flux syntax: a flag, and a file with a target.
+	out, _, _ = diffBinary(t, append(kube, "--ignore", "/spec/replicas")...)
+	if hasRow(out, "DIFFERS", "spec.replicas") || !strings.Contains(out, "7 divergences across") {
+		t.Errorf("--ignore /spec/replicas:\n%s", out)
+	}
+	ignoreFile := filepath.Join(t.TempDir(), "ignore.yaml")
+	os.WriteFile(ignoreFile, []byte("- paths: [/spec/template/spec/containers/0/image]\n  target: {kind: Deployment, name: web}\n- paths: [/data]\n  target: {kind: StatefulSet}\n"), 0o644)
+	out, _, _ = diffBinary(t, append(kube, "--ignore-file", ignoreFile)...)
+	if hasRow(out, "DIFFERS", "containers[name=web].image") || !hasRow(out, "DIFFERS", "data.password") {
+		t.Errorf("--ignore-file with targets:\n%s", out)
+	}
+
 	// An unreachable cluster is "could not measure", never clean.
 	_, errOut, code = diffBinary(t, "release", "web", "-n", ns, "--kubeconfig", filepath.Join(t.TempDir(), "missing"))
 	if code != 3 || !strings.Contains(errOut, "could not measure") {
 		t.Errorf("unreachable: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestDiffHelmReleaseIgnore: for a release a Flux HelmRelease manages, diff applies that
+// HelmRelease's own spec.driftDetection.ignore rules (here set by the post-renderer's config).
+func TestDiffHelmReleaseIgnore(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	h.installPlugins(t)
+	pushComponent(t, h)
+	ns := cluster.Namespace(t)
+	config := filepath.Join(t.TempDir(), "helm-drift.yaml")
+	os.WriteFile(config, []byte("apiVersion: helm-drift/v1\nkind: Config\ndriftDetection:\n  - selector: component\n    mode: enabled\n    ignore:\n      - paths: [/data/greeting]\n        target: {kind: ConfigMap}\n"), 0o644)
+	h.run(t, false, nil, append([]string{"install", "umbrella", "testdata/charts/umbrella", "-n", ns, "--set", "registry=" + cluster.Registry,
+		"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"},
+		postRendererArgs("--config="+config, "--namespace="+ns)...)...)
+	ctx := context.Background()
+	testenv.Eventually(t, 3*time.Minute, "helm-controller installs the component", func() (bool, string) {
+		_, err := cluster.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "component-settings", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	if _, err := cluster.Kube.CoreV1().ConfigMaps(ns).Patch(ctx, "component-settings", types.MergePatchType, []byte(`{"data":{"greeting":"edited"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	js, errOut, code := diffBinary(t, "release", "component", "-n", ns, "--kubeconfig", cluster.Kubeconfig, "-o", "json")
+	var rep struct {
+		HelmRelease string `json:"helmRelease"`
+		Divergences int    `json:"divergences"`
+		Objects     []struct {
+			Object  string `json:"object"`
+			Ignored int    `json:"ignored"`
+		} `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatalf("%v\n%s%s", err, js, errOut)
+	}
+	if code != 0 || rep.HelmRelease != ns+"/component" || rep.Divergences != 0 {
+		t.Errorf("exit %d, helmRelease %q, %d divergences:\n%s%s", code, rep.HelmRelease, rep.Divergences, js, errOut)
+	}
+	ignored := 0
+	for _, o := range rep.Objects {
+		ignored += o.Ignored
+	}
+	if ignored != 1 {
+		t.Errorf("%d divergences ignored, want 1 (data.greeting):\n%s", ignored, js)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
+	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // Exit codes of diff.
@@ -47,6 +48,8 @@ drift detection compares). Every field is classified:
                 applied): says whether the two values agree, never the values; counted as
                 drift unless they agree
 Lists are matched by their merge keys (containers by name, ports by containerPort+protocol).
+Ignore rules in Flux's syntax leave fields out: --ignore, --ignore-file, and, for a release a
+Flux HelmRelease manages, that HelmRelease's own spec.driftDetection.ignore.
 API-server defaults are not drift: this build uses a maintained table of Kubernetes defaults
 ("normalize: offline"). Labels and annotations Helm, Flux and kubectl add are not drift. A
 Secret's values are never printed: its rows say only that they differ.
@@ -59,15 +62,19 @@ or other error.
 `
 
 type diffOptions struct {
-	namespace string
-	output    string
-	kube      kubeOptions
+	namespace  string
+	output     string
+	ignore     []string
+	ignoreFile string
+	kube       kubeOptions
 }
 
 // BindFlags registers the diff flags on fs.
 func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
 	fs.StringVarP(&o.output, "output", "o", "table", "table or json")
+	fs.StringArrayVar(&o.ignore, "ignore", nil, "an RFC 6901 JSON pointer to leave out of the comparison in every object, e.g. /spec/replicas; repeatable")
+	fs.StringVar(&o.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
 	o.kube.BindFlags(fs)
 }
 
@@ -77,8 +84,9 @@ type diffObject struct {
 	Object string `json:"object"`
 	// Missing: the chart renders it, the cluster lacks it.
 	Missing bool `json:"missing,omitempty"`
-	// Compared counts the fields compared.
+	// Compared counts the fields compared; Ignored those divergences ignore rules dropped.
 	Compared    int              `json:"compared"`
+	Ignored     int              `json:"ignored,omitempty"`
 	Divergences []diffDivergence `json:"divergences"`
 }
 
@@ -100,10 +108,12 @@ type diffDivergence struct {
 
 // diffReport is the JSON output of diff.
 type diffReport struct {
-	Release     string       `json:"release"`
-	Namespace   string       `json:"namespace"`
-	Revision    int          `json:"revision"`
-	Normalize   string       `json:"normalize"`
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision"`
+	Normalize string `json:"normalize"`
+	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
+	HelmRelease string       `json:"helmRelease,omitempty"`
 	Divergences int          `json:"divergences"`
 	Compared    int          `json:"compared"`
 	Objects     []diffObject `json:"objects"`
@@ -124,7 +134,12 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift diff: --output %q: want table or json\n", o.output)
 		return ExitError
 	}
-	rep, err := o.diffRelease(fs.Arg(1))
+	rules, err := o.ignoreRules()
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
+	rep, err := o.diffRelease(fs.Arg(1), rules)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
@@ -145,7 +160,66 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	return ExitOK
 }
 
-func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
+// ignoreRules reads --ignore and --ignore-file.
+func (o *diffOptions) ignoreRules() ([]transform.IgnoreRule, error) {
+	var rules []transform.IgnoreRule
+	if len(o.ignore) > 0 {
+		rules = append(rules, transform.IgnoreRule{Paths: o.ignore})
+	}
+	if o.ignoreFile != "" {
+		data, err := os.ReadFile(o.ignoreFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ignore-file: %w", err)
+		}
+		var fromFile []transform.IgnoreRule
+		if err := sigsyaml.UnmarshalStrict(data, &fromFile); err != nil {
+			return nil, fmt.Errorf("--ignore-file %s: want a YAML list of {paths, target} rules: %v", o.ignoreFile, err)
+		}
+		rules = append(rules, fromFile...)
+	}
+	for i, r := range rules {
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("ignore rule %d: %w", i+1, err)
+		}
+	}
+	return rules, nil
+}
+
+// helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
+// manages the release, found through the helm.toolkit.fluxcd.io labels on its live objects;
+// none when no HelmRelease does.
+func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]transform.IgnoreRule, string, error) {
+	for _, o := range liveObjs {
+		md, _ := o["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		name, _ := labels["helm.toolkit.fluxcd.io/name"].(string)
+		ns, _ := labels["helm.toolkit.fluxcd.io/namespace"].(string)
+		if name == "" || ns == "" {
+			continue
+		}
+		hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
+		if apierrors.IsNotFound(err) {
+			return nil, "", nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
+		}
+		spec, _ := hr["spec"].(map[string]any)
+		dd, _ := spec["driftDetection"].(map[string]any)
+		raw, err := json.Marshal(dd["ignore"])
+		if err != nil {
+			return nil, "", err
+		}
+		var rules []transform.IgnoreRule
+		if err := json.Unmarshal(raw, &rules); err != nil {
+			return nil, "", fmt.Errorf("HelmRelease %s/%s: spec.driftDetection.ignore: %w", ns, name, err)
+		}
+		return rules, ns + "/" + name, nil
+	}
+	return nil, "", nil
+}
+
+func (o *diffOptions) diffRelease(name string, rules []transform.IgnoreRule) (*diffReport, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
 	cfg := new(action.Configuration)
@@ -174,6 +248,14 @@ func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
 	rep := &diffReport{Release: name, Namespace: o.namespace, Revision: rel.Version, Normalize: "offline", Objects: []diffObject{}}
 	type listKey struct{ group, version, kind, namespace string }
 	lists := map[listKey]map[string]map[string]any{}
+	type pair struct {
+		ob      owners.Object
+		id      owners.Identity
+		desired map[string]any
+		live    map[string]any
+	}
+	var pairs []pair
+	var liveObjs []map[string]any
 	for _, ob := range objs {
 		if ob.Hook || ob.Name == "" {
 			continue
@@ -203,9 +285,23 @@ func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		pairs = append(pairs, pair{ob, id, desired, byName[ob.Name]})
+		if l := byName[ob.Name]; l != nil {
+			liveObjs = append(liveObjs, l)
+		}
+	}
+	hrRules, hrName, err := helmReleaseIgnore(ctx, cl, liveObjs)
+	if err != nil {
+		return nil, err
+	}
+	if hrName != "" {
+		rep.HelmRelease = hrName
+	}
+	rules = append(rules, hrRules...)
+	for _, p := range pairs {
+		ob, id, desired, liveObj := p.ob, p.id, p.desired, p.live
 		d := diffObject{Object: id.String(), Divergences: []diffDivergence{}}
-		liveObj, found := byName[ob.Name]
-		if !found {
+		if liveObj == nil {
 			d.Missing = true
 			d.Compared = 1
 			d.Divergences = append(d.Divergences, diffDivergence{Class: drift.ChartOnly, Path: "(whole object)", Pointer: ""})
@@ -215,6 +311,13 @@ func (o *diffOptions) diffRelease(name string) (*diffReport, error) {
 			cluster := drift.Normalize(liveObj, "")
 			res := drift.Compare(tm, chart, cluster)
 			drift.MarkInert(&res, chart, cluster)
+			md, _ := cluster["metadata"].(map[string]any)
+			group, version, _ := strings.Cut(ob.APIVersion, "/")
+			if !strings.Contains(ob.APIVersion, "/") {
+				group, version = "", ob.APIVersion
+			}
+			d.Ignored = drift.Ignore(&res, rules, drift.Object{Group: group, Version: version, Kind: ob.Kind, Name: ob.Name, Namespace: id.Namespace,
+				Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 			d.Compared = res.Compared
 			for _, dv := range res.Divergences {
 				d.Divergences = append(d.Divergences, diffDivergence{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert})
@@ -298,6 +401,17 @@ func shadowRows(ctx context.Context, cl *live.Client, kind string, obj map[strin
 		rows = append(rows, row)
 	}
 	return rows, readErr
+}
+
+func stringMapOf(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // decodeObject decodes one object of the stored manifest as JSON-like maps.
