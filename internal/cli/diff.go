@@ -344,18 +344,11 @@ func (o *diffOptions) diffRelease(name string, rules []transform.IgnoreRule) (*d
 	return rep, nil
 }
 
-// podSpecPaths are where each workload kind keeps its pod spec.
-var podSpecPaths = map[string][]string{
-	"Pod": {"spec"}, "Deployment": {"spec", "template", "spec"}, "StatefulSet": {"spec", "template", "spec"},
-	"DaemonSet": {"spec", "template", "spec"}, "ReplicaSet": {"spec", "template", "spec"}, "Job": {"spec", "template", "spec"},
-	"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
 // shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
 // the ConfigMaps and Secrets it names. Values are compared here and never leave.
 func shadowRows(ctx context.Context, cl *live.Client, kind string, obj map[string]any, namespace string) ([]diffDivergence, error) {
-	path, ok := podSpecPaths[kind]
-	if !ok {
+	path := drift.PodSpecPath(kind)
+	if path == nil {
 		return nil, nil
 	}
 	var cur any = obj

@@ -2,7 +2,9 @@ package drift
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -221,7 +223,7 @@ func (c *comparer) leaves(path, pattern, ptr string, v any, cls Class, parent ma
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		for _, k := range sortedMapKeys(t) {
+		for _, k := range sortedKeys(t) {
 			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), t[k], cls, t)
 		}
 		if len(t) > 0 {
@@ -330,20 +332,7 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedMapKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -81,11 +81,14 @@ var kindDefaults = map[string][]defaultRule{
 }
 
 // podSpecPaths are where each workload kind keeps its pod spec.
-var podSpecPaths = map[string]string{
-	"Pod": "spec", "Deployment": "spec.template.spec", "StatefulSet": "spec.template.spec",
-	"DaemonSet": "spec.template.spec", "ReplicaSet": "spec.template.spec", "Job": "spec.template.spec",
-	"CronJob": "spec.jobTemplate.spec.template.spec",
+var podSpecPaths = map[string][]string{
+	"Pod": {"spec"}, "Deployment": {"spec", "template", "spec"}, "StatefulSet": {"spec", "template", "spec"},
+	"DaemonSet": {"spec", "template", "spec"}, "ReplicaSet": {"spec", "template", "spec"}, "Job": {"spec", "template", "spec"},
+	"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
 }
+
+// PodSpecPath returns the fields leading to a workload kind's pod spec; nil for other kinds.
+func PodSpecPath(kind string) []string { return podSpecPaths[kind] }
 
 func anyValue(any, map[string]any) bool { return true }
 
@@ -112,7 +115,7 @@ func rulesFor(kind, pattern string) []defaultRule {
 	if !ok {
 		return out
 	}
-	rest, ok := strings.CutPrefix(pattern, podSpec+".")
+	rest, ok := strings.CutPrefix(pattern, strings.Join(podSpec, ".")+".")
 	if !ok {
 		return out
 	}
