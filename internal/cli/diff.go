@@ -281,7 +281,7 @@ func (o *diffOptions) diffRelease(name string, rules []transform.IgnoreRule) (*d
 			}
 			lists[k] = byName
 		}
-		desired, err := decodeObject(ob)
+		desired, err := ob.Decode()
 		if err != nil {
 			return nil, err
 		}
@@ -405,27 +405,6 @@ func stringMapOf(v any) map[string]string {
 		}
 	}
 	return out
-}
-
-// decodeObject decodes one object of the stored manifest as JSON-like maps.
-func decodeObject(o owners.Object) (map[string]any, error) {
-	n := o.Node
-	if n == nil {
-		root, err := o.Doc.Node()
-		if err != nil {
-			return nil, err
-		}
-		n = root.YNode()
-	}
-	text, err := kyaml.String(n)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := sigsyaml.Unmarshal([]byte(text), &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Where(), err)
-	}
-	return m, nil
 }
 
 func printDiffTable(w io.Writer, rep *diffReport) {

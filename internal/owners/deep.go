@@ -152,16 +152,8 @@ func (d *deep) remember(o Object) {
 // object finds kind namespace/name in the stream, else in the cluster.
 func (d *deep) object(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
 	if o, ok := d.index[kind+"/"+namespace+"/"+name]; ok {
-		n := o.Node
-		if n == nil {
-			root, err := o.Doc.Node()
-			if err != nil {
-				return nil, err
-			}
-			n = root.YNode()
-		}
-		var m map[string]any
-		if err := n.Decode(&m); err != nil {
+		m, err := o.Decode()
+		if err != nil {
 			return nil, fmt.Errorf("%s %s/%s in the stream: %w", kind, namespace, name, err)
 		}
 		return m, nil
@@ -178,8 +170,8 @@ func (d *deep) object(ctx context.Context, group, version, kind, namespace, name
 
 // render renders a HelmRelease's chart and returns the manifests and the release namespace.
 func (d *deep) render(ctx context.Context, o Object, hrNS string) ([]byte, string, error) {
-	var hr map[string]any
-	if err := o.Node.Decode(&hr); err != nil {
+	hr, err := o.Decode()
+	if err != nil {
 		return nil, "", err
 	}
 	spec, _ := hr["spec"].(map[string]any)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
@@ -56,6 +57,39 @@ func (o Object) Where() string {
 		w += fmt.Sprintf(", List item %d", o.Item+1)
 	}
 	return w
+}
+
+// Parsed returns the object's parsed node, parsing its document when the line scanner read it.
+func (o Object) Parsed() (*yaml.Node, error) {
+	if o.Node != nil {
+		return o.Node, nil
+	}
+	root, err := o.Doc.Node()
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, fmt.Errorf("%s: empty document", o.Where())
+	}
+	return root.YNode(), nil
+}
+
+// Decode returns the object as JSON-like maps (numbers as float64, as the API server returns
+// them), for comparing with live objects and reading specs.
+func (o Object) Decode() (map[string]any, error) {
+	n, err := o.Parsed()
+	if err != nil {
+		return nil, err
+	}
+	text, err := yaml.String(n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Where(), err)
+	}
+	var m map[string]any
+	if err := sigsyaml.Unmarshal([]byte(text), &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Where(), err)
+	}
+	return m, nil
 }
 
 // Group is the API group of the object's apiVersion ("" for the core group).

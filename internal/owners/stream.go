@@ -44,13 +44,9 @@ func NewChecker(objs []Object, opts Options) *Checker {
 		if o.Kind != "CustomResourceDefinition" || o.Group() != "apiextensions.k8s.io" {
 			continue
 		}
-		n := o.Node
-		if n == nil {
-			root, err := o.Doc.Node()
-			if err != nil || root == nil {
-				continue
-			}
-			n = root.YNode()
+		n, err := o.Parsed()
+		if err != nil {
+			continue
 		}
 		spec := manifest.Lookup(n, "spec")
 		scope := Namespaced
