@@ -122,24 +122,37 @@ func (c *Client) List(ctx context.Context, group, version, kind, namespace strin
 	}
 	res := c.md.Resource(m.Resource)
 	var out []Meta
-	opts := metav1.ListOptions{Limit: 500}
-	for {
+	err = listPages(ctx, m, namespace, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 		var list *metav1.PartialObjectMetadataList
+		var err error
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			list, err = res.Namespace(namespace).List(ctx, opts)
 		} else {
 			list, err = res.List(ctx, opts)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("list %s in %q: %w", m.Resource.String(), namespace, err)
+			return "", err
 		}
 		for _, it := range list.Items {
 			out = append(out, Meta{Name: it.Name, Labels: it.Labels, Annotations: it.Annotations})
 		}
-		if list.Continue == "" {
-			return out, nil
+		return list.Continue, nil
+	})
+	return out, err
+}
+
+// listPages calls page with Limit 500 and each continue token until the last page.
+func listPages(ctx context.Context, m *meta.RESTMapping, namespace string, page func(context.Context, metav1.ListOptions) (string, error)) error {
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		next, err := page(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("list %s in %q: %w", m.Resource.String(), namespace, err)
 		}
-		opts.Continue = list.Continue
+		if next == "" {
+			return nil
+		}
+		opts.Continue = next
 	}
 }
 
@@ -172,23 +185,21 @@ func (c *Client) ListObjects(ctx context.Context, group, version, kind, namespac
 	}
 	res := c.dynamic.Resource(m.Resource)
 	var out []map[string]any
-	opts := metav1.ListOptions{Limit: 500}
-	for {
+	err = listPages(ctx, m, namespace, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
 		var list *unstructured.UnstructuredList
+		var err error
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			list, err = res.Namespace(namespace).List(ctx, opts)
 		} else {
 			list, err = res.List(ctx, opts)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("list %s in %q: %w", m.Resource.String(), namespace, err)
+			return "", err
 		}
 		for _, it := range list.Items {
 			out = append(out, it.Object)
 		}
-		if list.GetContinue() == "" {
-			return out, nil
-		}
-		opts.Continue = list.GetContinue()
-	}
+		return list.GetContinue(), nil
+	})
+	return out, err
 }
