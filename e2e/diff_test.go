@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,15 +32,7 @@ func hasRow(out string, parts ...string) bool {
 
 func diffBinary(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"diff"}, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
-	return stdout.String(), stderr.String(), code
+	return helmDrift("", append([]string{"diff"}, args...)...)
 }
 
 // TestDiffRelease: a freshly installed chart shows zero divergences (defaults and tool marks

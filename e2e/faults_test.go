@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"crypto/tls"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,10 +45,7 @@ func faultProxy(t *testing.T, fault string) string {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
-		srv.URL, cluster.Config.BearerToken)), 0o600)
-	return kubeconfig
+	return tokenKubeconfig(t, srv.URL, cluster.Config.BearerToken)
 }
 
 // TestOwnersClusterFaults: whatever the API server does to the LIST, owners --cluster ends
@@ -67,20 +60,12 @@ func TestOwnersClusterFaults(t *testing.T) {
 			t.Parallel()
 			kubeconfig := faultProxy(t, fault)
 			for _, cmdName := range []string{"owners", "render"} {
-				cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), cmdName, "--cluster", "--release=r", "-n", "default", "--kubeconfig", kubeconfig, "--request-timeout=1s")
-				cmd.Stdin = strings.NewReader(stream)
-				var stdout, stderr strings.Builder
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				err := cmd.Run()
-				code := 0
-				if ee, ok := err.(*exec.ExitError); ok {
-					code = ee.ExitCode()
-				}
+				stdout, stderr, code := helmDrift(stream, cmdName, "--cluster", "--release=r", "-n", "default", "--kubeconfig", kubeconfig, "--request-timeout=1s")
 				want := map[string]int{"owners": 3, "render": 1}[cmdName]
-				if code != want || !strings.Contains(stderr.String(), "could not check the cluster") {
-					t.Errorf("%s under %s: exit %d (want %d)\nstdout: %s\nstderr: %s", cmdName, fault, code, want, stdout.String(), stderr.String())
+				if code != want || !strings.Contains(stderr, "could not check the cluster") {
+					t.Errorf("%s under %s: exit %d (want %d)\nstdout: %s\nstderr: %s", cmdName, fault, code, want, stdout, stderr)
 				}
-				if cmdName == "render" && stdout.Len() != 0 {
+				if cmdName == "render" && stdout != "" {
 					t.Errorf("render under %s wrote to stdout", fault)
 				}
 			}

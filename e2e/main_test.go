@@ -168,16 +168,40 @@ func (h *helmCLI) installPlugins(t *testing.T) string {
 	return out
 }
 
-// renderBinary runs the helm-drift binary the plugin install built.
+// helmDrift runs the helm-drift binary the plugin install built, stdin on its standard input,
+// and returns its stdout, stderr and exit code (-1 when it could not run).
+func helmDrift(stdin string, args ...string) (string, string, int) {
+	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		code = -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+// renderBinary runs `helm-drift render` and fails the test unless it fails exactly when wantErr.
 func renderBinary(t *testing.T, wantErr bool, stdin []byte, args ...string) (string, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"render"}, args...)...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if (err != nil) != wantErr {
-		t.Fatalf("helm-drift render %s: err %v, wantErr %v\nstderr:\n%s", strings.Join(args, " "), err, wantErr, stderr.String())
+	out, errOut, code := helmDrift(string(stdin), append([]string{"render"}, args...)...)
+	if (code != 0) != wantErr {
+		t.Fatalf("helm-drift render %s: exit %d, wantErr %v\nstderr:\n%s", strings.Join(args, " "), code, wantErr, errOut)
 	}
-	return stdout.String(), stderr.String()
+	return out, errOut
+}
+
+// tokenKubeconfig writes a kubeconfig for server and a bearer token (TLS not verified).
+func tokenKubeconfig(t *testing.T, server, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n", server, token)
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

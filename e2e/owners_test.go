@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,8 +63,7 @@ func TestOwnersClusterUnreachable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kc, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n    cluster: x\ncurrent-context: x\n"), 0o600)
+	kc := tokenKubeconfig(t, "https://127.0.0.1:1", "unused")
 	in := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
 	out, errOut := renderBinary(t, true, in, "--cluster", "--release=r", "--kubeconfig="+kc, "--request-timeout=2s")
 	if out != "" || !strings.Contains(errOut, "could not check the cluster") || !strings.Contains(errOut, "127.0.0.1:1") {

@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,24 +37,13 @@ func TestOwnersClusterLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n",
-		cluster.Config.Host, tok.Status.Token)), 0o600)
+	kubeconfig := tokenKubeconfig(t, cluster.Config.Host, tok.Status.Token)
 	if _, err := kc.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "taken"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	run := func(stream string) (string, string, int) {
-		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), "owners", "--cluster", "--release=r", "-n", ns, "--kubeconfig", kubeconfig)
-		cmd.Stdin = strings.NewReader(stream)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		return stdout.String(), stderr.String(), code
+		return helmDrift(stream, "owners", "--cluster", "--release=r", "-n", ns, "--kubeconfig", kubeconfig)
 	}
 	out, errOut, code := run("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: taken\n")
 	if code != 1 || !strings.Contains(out, "owned-by-another-release: ConfigMap "+ns+"/taken") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -113,28 +112,23 @@ spec:
 		{[]string{"self", "resume", "creds", "--timeout=1s"}, true},
 		{[]string{"self", "handback", "creds"}, true},
 	}
-	bin := filepath.Join(pluginCopy, "bin/helm-drift")
 	leaks := regexp.MustCompile(`SECRET-|` + regexp.QuoteMeta(b64) + `|\b` + strconv.Itoa(len(markerData)) + `\b|\b` + strconv.Itoa(len(markerValues)) + `\b`)
 	for _, r := range runs {
 		args := append(append([]string{}, r.args...), kube...)
 		if r.args[0] == "self" {
 			args = append(append([]string{}, r.args...), "--kubeconfig="+cluster.Kubeconfig, "-n", ns)
 		}
-		cmd := exec.Command(bin, args...)
-		cmd.Stdin = strings.NewReader(stream)
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		stdout, stderr, code := helmDrift(stream, args...)
 		name := strings.Join(r.args, " ")
-		if m := leaks.FindString(stderr.String()); m != "" {
-			t.Errorf("%s (err %v): stderr leaks %q:\n%s", name, err, m, stderr.String())
+		if m := leaks.FindString(stderr); m != "" {
+			t.Errorf("%s (exit %d): stderr leaks %q:\n%s", name, code, m, stderr)
 		}
 		if r.checkStdout {
-			if m := leaks.FindString(stdout.String()); m != "" {
-				t.Errorf("%s (err %v): stdout leaks %q:\n%s", name, err, m, stdout.String())
+			if m := leaks.FindString(stdout); m != "" {
+				t.Errorf("%s (exit %d): stdout leaks %q:\n%s", name, code, m, stdout)
 			}
 		}
-		if stderr.Len()+stdout.Len() == 0 {
+		if len(stderr)+len(stdout) == 0 {
 			t.Errorf("%s: printed nothing at all (the check would prove nothing)", name)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,11 +44,11 @@ func packageSelfApp(t *testing.T, h *helmCLI, version, edition string) string {
 
 func selfBinary(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"self"}, args...)...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	out, errOut, code := helmDrift("", append([]string{"self"}, args...)...)
+	if code != 0 {
+		return out, errOut, fmt.Errorf("helm-drift self %s: exit %d", strings.Join(args, " "), code)
+	}
+	return out, errOut, nil
 }
 
 // TestSelfManagement is the acceptance test of render --self and the suspend bracket against
