@@ -2,27 +2,30 @@ package cli
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
+	"sync"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	helmcli "helm.sh/helm/v3/pkg/cli"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/live"
-	"github.com/helm-drift/helm-drift/internal/manifest"
-	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
@@ -34,13 +37,20 @@ const (
 	ExitUnmeasured = 3
 )
 
-const diffUsage = `Compares a release's stored manifest with the live cluster, field by field.
+const diffUsage = `Compares what a release should be with the live cluster, field by field.
 
 Usage:
-  helm drift diff release RELEASE [-n NAMESPACE] [-o table|json]
+  helm drift diff upgrade RELEASE CHART [-f values.yaml] [--set k=v] [--version V] [flags]
+  helm drift diff release RELEASE [flags]
+  helm drift diff release --all [-A] [flags]
 
-Desired is the manifest Helm stored for the release's latest revision (what helm-controller's
-drift detection compares). Every field is classified:
+"diff upgrade": desired is what "helm upgrade RELEASE CHART" with the same flags would install,
+rendered in-process with the Helm SDK (values reused as helm upgrade reuses them, the
+post-renderer run). "diff release": desired is the manifest Helm stored for the release's
+latest revision (what helm-controller's drift detection compares). "--all": every release in
+the namespace (-A: in all namespaces), one summary row each.
+
+Every field is classified:
   DIFFERS       chart and cluster both have it, with different values
   CHART-ONLY    the chart states it, the cluster lacks it (a whole object too)
   CLUSTER-ONLY  the cluster has it, the chart does not, and it is not an API-server default
@@ -48,75 +58,87 @@ drift detection compares). Every field is classified:
                 applied): says whether the two values agree, never the values; counted as
                 drift unless they agree
 Lists are matched by their merge keys (containers by name, ports by containerPort+protocol).
-Ignore rules in Flux's syntax leave fields out: --ignore, --ignore-file, and, for a release a
-Flux HelmRelease manages, that HelmRelease's own spec.driftDetection.ignore.
-API-server defaults are not drift: this build uses a maintained table of Kubernetes defaults
-("normalize: offline"). Labels and annotations Helm, Flux and kubectl add are not drift. A
-Secret's values are never printed: its rows say only that they differ.
+Each row says what an upgrade would do (UPGRADE yes/no), for the way Helm writes the release:
+client-side (Helm 3's three-way merge; a two-way merge for custom resources) or server-side
+(Helm 4: a field another manager owns conflicts; a dropped field goes only if Helm alone owns
+it). "pending deletion" marks a field of the last release that the new render drops; "TO
+PRUNE" an object it drops (unless helm.sh/resource-policy: keep); "inert" a field that
+changes nothing in the pod (initialDelaySeconds beside a startupProbe).
 
-Not in this build yet: "diff upgrade", --all/-A, server-side dry-run normalisation,
-pending-deletion and resolved-by-upgrade flags, yaml/markdown/counts outputs.
+API-server defaults are not drift (--normalize):
+  server   a server-side dry-run create of each object under a temporary name gives the API
+           server's, the CRD schema's and admission's defaults; needs create RBAC on each kind
+  offline  a maintained table of Kubernetes defaults and the CRDs' schema defaults; needs
+           only get/list
+  auto     server where the dry-run is permitted, offline per kind on a 403 (default)
+Labels and annotations Helm, Flux and kubectl add are not drift. Ignore rules in Flux's syntax
+leave fields out: --ignore, --ignore-file, and, for a release a Flux HelmRelease manages, its
+own spec.driftDetection.ignore. A Secret's values are never printed, nor their length: its
+rows say only that they differ.
 
-Exit codes: 0 no drift; 2 drift found; 3 could not measure (never reported as clean); 1 usage
-or other error.
+The cluster is read with one LIST per kind and namespace (plus discovery, the envFrom sources
+and, with --normalize server, one dry-run per object); --stats prints the count.
+
+Output (-o): table (colour on a terminal unless NO_COLOR is set), json and yaml (schema in the
+README), markdown, counts (numbers only: no field, key or value, for public CI logs).
+
+Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion or an object to
+prune); 3 could not measure (an object or kind unreadable, the API unreachable: never
+reported as clean); 1 usage or other error.
 `
 
 type diffOptions struct {
-	namespace  string
-	output     string
-	ignore     []string
-	ignoreFile string
-	kube       kubeOptions
+	namespace     string
+	output        string
+	ignore        []string
+	ignoreFile    string
+	normalize     string
+	workers       int
+	all           bool
+	allNamespaces bool
+	stats         bool
+	noColor       bool
+	kube          kubeOptions
+
+	// diff upgrade
+	valueOpts         values.Options
+	version           string
+	repo              string
+	devel             bool
+	postRenderer      string
+	postRendererArgs  []string
+	reuseValues       bool
+	resetValues       bool
+	resetThenReuse    bool
+	disableOpenAPIVal bool
 }
 
 // BindFlags registers the diff flags on fs.
 func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
-	fs.StringVarP(&o.output, "output", "o", "table", "table or json")
+	fs.StringVarP(&o.output, "output", "o", "table", "table, json, yaml, markdown or counts")
 	fs.StringArrayVar(&o.ignore, "ignore", nil, "an RFC 6901 JSON pointer to leave out of the comparison in every object, e.g. /spec/replicas; repeatable")
 	fs.StringVar(&o.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
+	fs.StringVar(&o.normalize, "normalize", diff.Auto, "how API-server defaults are told from drift: server, offline or auto")
+	fs.IntVar(&o.workers, "concurrency", 8, "requests in flight at most (1-64)")
+	fs.BoolVar(&o.all, "all", false, "diff release: every release in the namespace, one summary row each")
+	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release: every release in every namespace (implies --all)")
+	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
+	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
+	fs.StringArrayVarP(&o.valueOpts.ValueFiles, "values", "f", nil, "diff upgrade: values file or URL, as helm upgrade -f; repeatable")
+	fs.StringArrayVar(&o.valueOpts.Values, "set", nil, "diff upgrade: key=value, as helm upgrade --set; repeatable")
+	fs.StringArrayVar(&o.valueOpts.StringValues, "set-string", nil, "diff upgrade: key=value as a string; repeatable")
+	fs.StringArrayVar(&o.valueOpts.JSONValues, "set-json", nil, "diff upgrade: key=JSON value; repeatable")
+	fs.StringArrayVar(&o.valueOpts.FileValues, "set-file", nil, "diff upgrade: key=path, the value read from the file; repeatable")
+	fs.StringVar(&o.version, "version", "", "diff upgrade: chart version constraint, as helm upgrade --version")
+	fs.StringVar(&o.repo, "repo", "", "diff upgrade: chart repository URL")
+	fs.BoolVar(&o.devel, "devel", false, "diff upgrade: consider development versions too")
+	fs.StringVar(&o.postRenderer, "post-renderer", "", "diff upgrade: post-renderer executable, as helm upgrade --post-renderer")
+	fs.StringArrayVar(&o.postRendererArgs, "post-renderer-args", nil, "diff upgrade: an argument to the post-renderer; repeatable")
+	fs.BoolVar(&o.reuseValues, "reuse-values", false, "diff upgrade: as helm upgrade --reuse-values")
+	fs.BoolVar(&o.resetValues, "reset-values", false, "diff upgrade: as helm upgrade --reset-values")
+	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
 	o.kube.BindFlags(fs)
-}
-
-// diffObject is one object of the report.
-type diffObject struct {
-	// Object names it: "Deployment.apps apps/web".
-	Object string `json:"object"`
-	// Missing: the chart renders it, the cluster lacks it.
-	Missing bool `json:"missing,omitempty"`
-	// Compared counts the fields compared; Ignored those divergences ignore rules dropped.
-	Compared    int              `json:"compared"`
-	Ignored     int              `json:"ignored,omitempty"`
-	Divergences []diffDivergence `json:"divergences"`
-}
-
-type diffDivergence struct {
-	Class   drift.Class `json:"class"`
-	Path    string      `json:"path"`
-	Pointer string      `json:"pointer"`
-	Chart   any         `json:"chart,omitempty"`
-	Cluster any         `json:"cluster,omitempty"`
-	// Redacted: a Secret's data, whose values are never printed.
-	Redacted bool `json:"redacted,omitempty"`
-	// Inert: changes nothing in the running pod.
-	Inert bool `json:"inert,omitempty"`
-	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
-	// the two values agree (absent when they cannot be compared).
-	From  string `json:"from,omitempty"`
-	Agree *bool  `json:"agree,omitempty"`
-}
-
-// diffReport is the JSON output of diff.
-type diffReport struct {
-	Release   string `json:"release"`
-	Namespace string `json:"namespace"`
-	Revision  int    `json:"revision"`
-	Normalize string `json:"normalize"`
-	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
-	HelmRelease string       `json:"helmRelease,omitempty"`
-	Divergences int          `json:"divergences"`
-	Compared    int          `json:"compared"`
-	Objects     []diffObject `json:"objects"`
 }
 
 func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
@@ -126,12 +148,8 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	if code, done := parseFlags(fs, diffUsage, args, out, errOut); done {
 		return code
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "release" {
-		fmt.Fprintf(errOut, "helm-drift diff: want \"diff release RELEASE\" (diff upgrade is not in this build)\n")
-		return ExitError
-	}
-	if o.output != "table" && o.output != "json" {
-		fmt.Fprintf(errOut, "helm-drift diff: --output %q: want table or json\n", o.output)
+	if err := o.validate(fs); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\nRun \"helm drift diff --help\" for the usage.\n", err)
 		return ExitError
 	}
 	rules, err := o.ignoreRules()
@@ -139,25 +157,81 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
-	rep, err := o.diffRelease(fs.Arg(1), rules)
+	ctx := context.Background()
+	cl, err := o.kube.connect(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
-			return ExitError
-		}
-	} else {
-		printDiffTable(out, rep)
+	if o.stats {
+		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cl.Counts) }()
 	}
-	if rep.Divergences > 0 {
+	if o.all || o.allNamespaces {
+		return o.runAll(ctx, cl, rules, out, errOut)
+	}
+	var rep *diff.Report
+	if fs.Arg(0) == "upgrade" {
+		rep, err = o.diffUpgrade(ctx, cl, fs.Arg(1), fs.Arg(2), rules, errOut)
+	} else {
+		rep, err = o.diffRelease(ctx, cl, o.namespace, fs.Arg(1), rules)
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	}
+	if err := diff.Write(out, []*diff.Report{rep}, o.output, o.colour(out)); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
+	if rep.Drift() {
 		return ExitDrift
 	}
 	return ExitOK
+}
+
+func (o *diffOptions) validate(fs *pflag.FlagSet) error {
+	if !slices.Contains(diff.Formats, o.output) {
+		return fmt.Errorf("--output %q: want one of %s", o.output, strings.Join(diff.Formats, ", "))
+	}
+	if o.normalize != diff.Server && o.normalize != diff.Offline && o.normalize != diff.Auto {
+		return fmt.Errorf("--normalize %q: want server, offline or auto", o.normalize)
+	}
+	if o.workers < 1 || o.workers > 64 {
+		return fmt.Errorf("--concurrency %d: want 1 to 64", o.workers)
+	}
+	all := o.all || o.allNamespaces
+	switch {
+	case fs.NArg() == 0:
+		return fmt.Errorf("want \"diff upgrade RELEASE CHART\" or \"diff release RELEASE\"")
+	case fs.Arg(0) == "release" && all && fs.NArg() != 1:
+		return fmt.Errorf("diff release --all takes no release name")
+	case fs.Arg(0) == "release" && !all && fs.NArg() != 2:
+		return fmt.Errorf("want \"diff release RELEASE\" (or --all)")
+	case fs.Arg(0) == "upgrade" && all:
+		return fmt.Errorf("--all and -A go with \"diff release\"")
+	case fs.Arg(0) == "upgrade" && fs.NArg() != 3:
+		return fmt.Errorf("want \"diff upgrade RELEASE CHART\"")
+	case fs.Arg(0) != "release" && fs.Arg(0) != "upgrade":
+		return fmt.Errorf("unknown \"diff %s\": want \"diff upgrade\" or \"diff release\"", fs.Arg(0))
+	}
+	if fs.Arg(0) == "release" {
+		for _, f := range []string{"values", "set", "set-string", "set-json", "set-file", "version", "repo", "devel", "post-renderer",
+			"post-renderer-args", "reuse-values", "reset-values", "reset-then-reuse-values"} {
+			if fs.Changed(f) {
+				return fmt.Errorf("--%s goes with \"diff upgrade\": \"diff release\" compares the stored manifest", f)
+			}
+		}
+	}
+	return nil
+}
+
+// colour reports whether the table may use colour: out is a terminal and NO_COLOR is unset.
+func (o *diffOptions) colour(out io.Writer) bool {
+	if o.noColor || o.output != "table" || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // ignoreRules reads --ignore and --ignore-file.
@@ -185,271 +259,147 @@ func (o *diffOptions) ignoreRules() ([]transform.IgnoreRule, error) {
 	return rules, nil
 }
 
-// helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
-// manages the release, found through the helm.toolkit.fluxcd.io labels on its live objects;
-// none when no HelmRelease does.
-func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]transform.IgnoreRule, string, error) {
-	for _, o := range liveObjs {
-		md, _ := o["metadata"].(map[string]any)
-		labels, _ := md["labels"].(map[string]any)
-		name, _ := labels["helm.toolkit.fluxcd.io/name"].(string)
-		ns, _ := labels["helm.toolkit.fluxcd.io/namespace"].(string)
-		if name == "" || ns == "" {
-			continue
-		}
-		hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
-		if apierrors.IsNotFound(err) {
-			return nil, "", nil
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
-		}
-		spec, _ := hr["spec"].(map[string]any)
-		dd, _ := spec["driftDetection"].(map[string]any)
-		raw, err := json.Marshal(dd["ignore"])
-		if err != nil {
-			return nil, "", err
-		}
-		var rules []transform.IgnoreRule
-		if err := json.Unmarshal(raw, &rules); err != nil {
-			return nil, "", fmt.Errorf("HelmRelease %s/%s: spec.driftDetection.ignore: %w", ns, name, err)
-		}
-		return rules, ns + "/" + name, nil
-	}
-	return nil, "", nil
-}
-
-func (o *diffOptions) diffRelease(name string, rules []transform.IgnoreRule) (*diffReport, error) {
+// helmConfig returns Helm's action configuration for namespace ("" for all), its requests
+// counted with the client's.
+func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.EnvSettings, *action.Configuration, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
+	settings.SetNamespace(namespace)
+	if flags, ok := settings.RESTClientGetter().(*genericclioptions.ConfigFlags); ok {
+		wrap := flags.WrapConfigFn
+		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+			if wrap != nil {
+				c = wrap(c)
+			}
+			c.Wrap(cl.Counts.Wrap)
+			return c
+		}
+	}
 	cfg := new(action.Configuration)
-	if err := cfg.Init(settings.RESTClientGetter(), o.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+	if err := cfg.Init(settings.RESTClientGetter(), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+		return nil, nil, err
+	}
+	return settings, cfg, nil
+}
+
+func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []transform.IgnoreRule) (*diff.Report, error) {
+	return diff.Run(ctx, cl, diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Desired: desired,
+		Previous: rel.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
+}
+
+func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespace, name string, rules []transform.IgnoreRule) (*diff.Report, error) {
+	_, cfg, err := o.helmConfig(cl, namespace)
+	if err != nil {
 		return nil, err
 	}
 	rel, err := action.NewGet(cfg).Run(name)
 	if err != nil {
-		return nil, fmt.Errorf("release %s/%s: %w", o.namespace, name, err)
+		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*o.kube.timeout)
-	defer cancel()
-	cl, err := o.kube.connect(ctx)
+	return o.measure(ctx, cl, rel, rel.Manifest, rules)
+}
+
+// diffUpgrade renders what "helm upgrade RELEASE CHART" with the same flags would install
+// (a client dry-run of the Helm SDK's upgrade action) and measures it.
+func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []transform.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
+	settings, cfg, err := o.helmConfig(cl, o.namespace)
 	if err != nil {
 		return nil, err
 	}
-	s, err := manifest.Split([]byte(rel.Manifest))
+	last, err := action.NewGet(cfg).Run(name)
 	if err != nil {
-		return nil, fmt.Errorf("release %s/%s: stored manifest: %w", o.namespace, name, err)
+		return nil, fmt.Errorf("release %s/%s: %w (diff upgrade compares an installed release; for a new one there is nothing live to compare)", o.namespace, name, err)
 	}
-	objs, err := owners.Objects(s)
+	rc, err := registry.NewClient(registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptWriter(errOut))
 	if err != nil {
-		return nil, fmt.Errorf("release %s/%s: stored manifest: %w", o.namespace, name, err)
+		return nil, err
 	}
-	checker := owners.NewChecker(objs, owners.Options{Namespace: o.namespace, Scopes: owners.ClusterScopes(cl)})
-	rep := &diffReport{Release: name, Namespace: o.namespace, Revision: rel.Version, Normalize: "offline", Objects: []diffObject{}}
-	type listKey struct{ group, version, kind, namespace string }
-	lists := map[listKey]map[string]map[string]any{}
-	type pair struct {
-		ob      owners.Object
-		id      owners.Identity
-		desired map[string]any
-		live    map[string]any
-	}
-	var pairs []pair
-	var liveObjs []map[string]any
-	for _, ob := range objs {
-		if ob.Hook || ob.Name == "" {
-			continue
-		}
-		id := checker.Identity(ob)
-		_, version, ok := strings.Cut(ob.APIVersion, "/")
-		if !ok {
-			version = ob.APIVersion
-		}
-		k := listKey{id.Group, version, id.Kind, id.Namespace}
-		byName, done := lists[k]
-		if !done {
-			items, err := cl.ListObjects(ctx, k.group, k.version, k.kind, k.namespace)
-			if err != nil && !errors.Is(err, live.ErrNotServed) {
-				return nil, fmt.Errorf("%s: %w", id, err)
-			}
-			byName = map[string]map[string]any{}
-			for _, it := range items {
-				if md, ok := it["metadata"].(map[string]any); ok {
-					n, _ := md["name"].(string)
-					byName[n] = it
-				}
-			}
-			lists[k] = byName
-		}
-		desired, err := ob.Decode()
+	cfg.RegistryClient = rc
+	up := action.NewUpgrade(cfg)
+	up.SetRegistryClient(rc)
+	up.Namespace = o.namespace
+	up.DryRun, up.DryRunOption = true, "client"
+	up.DisableOpenAPIValidation = true
+	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
+	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
+	if o.postRenderer != "" {
+		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--post-renderer: %w", err)
 		}
-		pairs = append(pairs, pair{ob, id, desired, byName[ob.Name]})
-		if l := byName[ob.Name]; l != nil {
-			liveObjs = append(liveObjs, l)
-		}
+		up.PostRenderer = pr
 	}
-	hrRules, hrName, err := helmReleaseIgnore(ctx, cl, liveObjs)
+	path, err := up.ChartPathOptions.LocateChart(chartRef, settings)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chart %s: %w", chartRef, err)
 	}
-	if hrName != "" {
-		rep.HelmRelease = hrName
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", chartRef, err)
 	}
-	rules = append(rules, hrRules...)
-	for _, p := range pairs {
-		ob, id, desired, liveObj := p.ob, p.id, p.desired, p.live
-		d := diffObject{Object: id.String(), Divergences: []diffDivergence{}}
-		if liveObj == nil {
-			d.Missing = true
-			d.Compared = 1
-			d.Divergences = append(d.Divergences, diffDivergence{Class: drift.ChartOnly, Path: "(whole object)", Pointer: ""})
-		} else {
-			tm := kyaml.TypeMeta{APIVersion: ob.APIVersion, Kind: ob.Kind}
-			chart := drift.Normalize(desired, id.Namespace)
-			cluster := drift.Normalize(liveObj, "")
-			res := drift.Compare(tm, chart, cluster)
-			drift.MarkInert(&res, chart, cluster)
-			md, _ := cluster["metadata"].(map[string]any)
-			group, version, _ := strings.Cut(ob.APIVersion, "/")
-			if !strings.Contains(ob.APIVersion, "/") {
-				group, version = "", ob.APIVersion
-			}
-			d.Ignored = drift.Ignore(&res, rules, drift.Object{Group: group, Version: version, Kind: ob.Kind, Name: ob.Name, Namespace: id.Namespace,
-				Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
-			d.Compared = res.Compared
-			for _, dv := range res.Divergences {
-				d.Divergences = append(d.Divergences, diffDivergence{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert})
-			}
-			rep.Divergences += len(d.Divergences)
-			shadows, err := shadowRows(ctx, cl, ob.Kind, cluster, id.Namespace)
+	vals, err := o.valueOpts.MergeValues(getter.All(settings))
+	if err != nil {
+		return nil, fmt.Errorf("values: %w", err)
+	}
+	rel, err := up.RunWithContext(ctx, name, ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)
+	}
+	return diff.Run(ctx, cl, diff.Input{Release: name, Namespace: o.namespace, Revision: last.Version, Desired: rel.Manifest,
+		Previous: last.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
+}
+
+// runAll measures every deployed release of the namespace (or of all), one summary row each.
+func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []transform.IgnoreRule, out, errOut io.Writer) int {
+	ns := o.namespace
+	if o.allNamespaces {
+		ns = ""
+	}
+	_, cfg, err := o.helmConfig(cl, ns)
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	}
+	list := action.NewList(cfg)
+	list.AllNamespaces = o.allNamespaces
+	list.StateMask = action.ListDeployed | action.ListFailed | action.ListPendingInstall | action.ListPendingUpgrade | action.ListPendingRollback
+	rels, err := list.Run()
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: listing releases: %v\n", err)
+		return ExitUnmeasured
+	}
+	rows := make([]diff.SummaryRow, len(rels))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, o.workers/4))
+	for i, rel := range rels {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep, err := o.measure(ctx, cl, rel, rel.Manifest, rules)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", id, err)
+				rows[i] = diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Error: err.Error()}
+				return
 			}
-			for _, sh := range shadows {
-				if sh.Agree == nil || !*sh.Agree {
-					rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
-				}
-				d.Divergences = append(d.Divergences, sh)
-			}
-		}
-		if d.Missing {
-			rep.Divergences++
-		}
-		rep.Compared += d.Compared
-		rep.Objects = append(rep.Objects, d)
+			rows[i] = diff.Summarise(rep)
+		})
 	}
-	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
-	return rep, nil
-}
-
-// shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
-// the ConfigMaps and Secrets it names. Values are compared here and never leave.
-func shadowRows(ctx context.Context, cl *live.Client, kind string, obj map[string]any, namespace string) ([]diffDivergence, error) {
-	path := drift.PodSpecPath(kind)
-	if path == nil {
-		return nil, nil
+	wg.Wait()
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].Namespace+"/"+rows[i].Release < rows[j].Namespace+"/"+rows[j].Release
+	})
+	if err := diff.WriteSummary(out, rows, o.output); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
 	}
-	var cur any = obj
-	for _, p := range path {
-		m, _ := cur.(map[string]any)
-		cur = m[p]
-	}
-	podSpec, _ := cur.(map[string]any)
-	if podSpec == nil {
-		return nil, nil
-	}
-	var readErr error
-	source := func(k, name string) (map[string]string, bool) {
-		o, err := cl.Get(ctx, "", "v1", k, namespace, name)
-		if err != nil {
-			if !apierrors.IsNotFound(err) && readErr == nil {
-				readErr = fmt.Errorf("%s %s/%s: %w", k, namespace, name, err)
-			}
-			return nil, false
-		}
-		data := map[string]string{}
-		raw, _ := o["data"].(map[string]any)
-		for key, v := range raw {
-			str, _ := v.(string)
-			if k == "Secret" {
-				b, err := base64.StdEncoding.DecodeString(str)
-				if err != nil {
-					continue
-				}
-				str = string(b)
-			}
-			data[key] = str
-		}
-		return data, true
-	}
-	var rows []diffDivergence
-	for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), source) {
-		row := diffDivergence{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret}
-		if sh.Known {
-			agree := sh.Agree
-			row.Agree = &agree
-		}
-		rows = append(rows, row)
-	}
-	return rows, readErr
-}
-
-func stringMapOf(v any) map[string]string {
-	m, _ := v.(map[string]any)
-	out := make(map[string]string, len(m))
-	for k, val := range m {
-		if s, ok := val.(string); ok {
-			out[k] = s
+	code := ExitOK
+	for _, r := range rows {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s/%s: %s\n", r.Namespace, r.Release, r.Error)
+			code = ExitUnmeasured
+		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0):
+			code = ExitDrift
 		}
 	}
-	return out
-}
-
-func printDiffTable(w io.Writer, rep *diffReport) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	rows := 0
-	for _, o := range rep.Objects {
-		rows += len(o.Divergences)
-	}
-	if rows > 0 {
-		fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER")
-	}
-	for _, o := range rep.Objects {
-		for _, d := range o.Divergences {
-			chart, cluster := show(d.Chart), show(d.Cluster)
-			if d.Redacted {
-				chart, cluster = "(secret)", "(secret)"
-			}
-			if d.Class == drift.Shadows {
-				verdict := "values not comparable (valueFrom)"
-				if d.Agree != nil && *d.Agree {
-					verdict = "values agree"
-				} else if d.Agree != nil {
-					verdict = "values differ"
-				}
-				chart, cluster = "inline env", "hides "+d.From+": "+verdict
-			}
-			field := d.Path
-			if d.Inert {
-				field += " (inert)"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.Object, d.Class, field, chart, cluster)
-		}
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "release %s/%s revision %d: %d divergences across %d compared fields in %d objects (normalize: %s)\n",
-		rep.Namespace, rep.Release, rep.Revision, rep.Divergences, rep.Compared, len(rep.Objects), rep.Normalize)
-}
-
-func show(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "-"
-	case string:
-		return t
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return code
 }

@@ -1,13 +1,17 @@
 // Package live reads the cluster: the scope of kinds and the metadata of live objects, with one
 // LIST per kind and namespace and never a GET per object of a stream; List reads metadata
 // only, so no Secret's data reaches this process through it. Get reads the few objects a
-// HelmRelease refers to (its source, its valuesFrom). It never writes.
+// HelmRelease refers to (its source, its valuesFrom). It never writes: DryRunCreate asks the
+// API server what it would store, with dryRun=All, and nothing is persisted.
 package live
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,7 +40,9 @@ type Meta struct {
 // Client reads the cluster.
 type Client struct {
 	// Server is the API server's address, for messages.
-	Server    string
+	Server string
+	// Counts counts the requests this client made.
+	Counts    *Counts
 	discovery discovery.DiscoveryInterface
 	mapper    meta.RESTMapper
 	md        metadata.Interface
@@ -66,12 +72,17 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		o.Timeout = 30 * time.Second
 	}
 	cfg.Timeout = o.Timeout
-	cfg.QPS, cfg.Burst = 50, 100
+	// No client-side throttling (client-go's default is 5 requests a second): callers bound
+	// their own concurrency, and the API server's priority and fairness does the rest.
+	cfg.QPS = -1
 	return NewForConfig(ctx, cfg)
 }
 
 // NewForConfig connects with a rest.Config and checks that the API server answers.
 func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	counts := &Counts{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counts.Wrap(rt) })
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -88,7 +99,7 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 		return nil, err
 	}
 	cached := memory.NewMemCacheClient(dc)
-	return &Client{Server: cfg.Host, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
+	return &Client{Server: cfg.Host, Counts: counts, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
 }
 
 // mapping finds how the cluster serves group/kind, preferring version.
@@ -203,3 +214,134 @@ func (c *Client) ListObjects(ctx context.Context, group, version, kind, namespac
 	})
 	return out, err
 }
+
+// DryRunCreate asks the API server to create obj with dryRun=All under name, and returns the
+// object it would have stored: defaulted by the API server, the CRD's schema and admission.
+// Kubernetes authorises it like a real create.
+func (c *Client) DryRunCreate(ctx context.Context, obj map[string]any, name string) (map[string]any, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	gvk := u.GroupVersionKind()
+	m, err := c.mapping(gvk.Group, gvk.Version, gvk.Kind)
+	if err != nil {
+		return nil, err
+	}
+	u = u.DeepCopy()
+	u.SetName(name)
+	u.SetGenerateName("")
+	u.SetResourceVersion("")
+	res := c.dynamic.Resource(m.Resource)
+	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "helm-drift"}
+	var out *unstructured.Unstructured
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		out, err = res.Namespace(u.GetNamespace()).Create(ctx, u, opts)
+	} else {
+		u.SetNamespace("")
+		out, err = res.Create(ctx, u, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out.Object, nil
+}
+
+// Resource returns the resource name (plural.group) the cluster serves group/kind under,
+// as RBAC rules name it.
+func (c *Client) Resource(group, version, kind string) (string, error) {
+	m, err := c.mapping(group, version, kind)
+	if err != nil {
+		return "", err
+	}
+	if m.Resource.Group == "" {
+		return m.Resource.Resource, nil
+	}
+	return m.Resource.Resource + "." + m.Resource.Group, nil
+}
+
+// CRDSchema returns the openAPIV3Schema the CustomResourceDefinition of group/kind declares
+// for version; nil for a kind no CRD defines.
+func (c *Client) CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error) {
+	res, err := c.Resource(group, version, kind)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := c.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", res)
+	if err != nil {
+		return nil, err
+	}
+	spec, _ := crd["spec"].(map[string]any)
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		if vm["name"] != version {
+			continue
+		}
+		sch, _ := vm["schema"].(map[string]any)
+		s, _ := sch["openAPIV3Schema"].(map[string]any)
+		return s, nil
+	}
+	return nil, nil
+}
+
+// Counts counts requests by verb, for --stats and the benchmarks.
+type Counts struct {
+	list, get, create, discovery, other atomic.Int64
+}
+
+// String reads "12 requests: 3 LIST, 1 GET, 0 dry-run, 8 discovery, 0 other".
+func (c *Counts) String() string {
+	l, g, cr, d, o := c.list.Load(), c.get.Load(), c.create.Load(), c.discovery.Load(), c.other.Load()
+	return fmt.Sprintf("%d requests: %d LIST, %d GET, %d dry-run create, %d discovery, %d other", l+g+cr+d+o, l, g, cr, d, o)
+}
+
+// Lists returns the number of LIST requests.
+func (c *Counts) Lists() int64 { return c.list.Load() }
+
+// Total returns the number of requests.
+func (c *Counts) Total() int64 {
+	return c.list.Load() + c.get.Load() + c.create.Load() + c.discovery.Load() + c.other.Load()
+}
+
+// Wrap returns rt counting each request.
+func (c *Counts) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		c.count(r)
+		return rt.RoundTrip(r)
+	})
+}
+
+func (c *Counts) count(r *http.Request) {
+	p := r.URL.Path
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	switch {
+	case p == "/api" || p == "/apis" || p == "/version" || strings.HasPrefix(p, "/openapi") ||
+		(parts[0] == "api" && len(parts) <= 2) || (parts[0] == "apis" && len(parts) <= 3):
+		c.discovery.Add(1)
+	case r.Method == http.MethodPost:
+		c.create.Add(1)
+	case r.Method == http.MethodGet && r.URL.Query().Get("watch") == "" && isCollection(parts):
+		c.list.Add(1)
+	case r.Method == http.MethodGet:
+		c.get.Add(1)
+	default:
+		c.other.Add(1)
+	}
+}
+
+// isCollection tells a LIST (/api/v1/namespaces/ns/configmaps) from a GET of one object.
+func isCollection(parts []string) bool {
+	if len(parts) < 3 || parts[0] != "api" && parts[0] != "apis" {
+		return false
+	}
+	rest := parts[2:] // after api/v1
+	if parts[0] == "apis" {
+		rest = parts[3:]
+	}
+	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) != 2 {
+		rest = rest[2:]
+	}
+	return len(rest) == 1
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

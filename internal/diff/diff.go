@@ -1,0 +1,423 @@
+// Package diff measures a release against the live cluster: it reads every object of the
+// desired manifest with one LIST per kind and namespace, normalises both sides (a server-side
+// dry-run or the offline defaults table), compares them field by field with internal/drift,
+// and predicts what a helm upgrade to the desired manifest would do to each divergence.
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+	"github.com/helm-drift/helm-drift/internal/transform"
+)
+
+// Normalisation modes.
+const (
+	// Server defaults the chart's side with a server-side dry-run of each object.
+	Server = "server"
+	// Offline defaults it with the maintained table of Kubernetes defaults (and CRD schemas).
+	Offline = "offline"
+	// Auto is Server where the dry-run is permitted, Offline per kind where it is forbidden.
+	Auto = "auto"
+)
+
+// Input is one measurement.
+type Input struct {
+	Release, Namespace string
+	Revision           int
+	// Desired is the manifest an upgrade would install (for "diff release", the stored one).
+	Desired string
+	// Previous is the release's stored manifest: what the upgrade starts from.
+	Previous string
+	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
+	Rules []transform.IgnoreRule
+	// Normalize is Server, Offline or Auto.
+	Normalize string
+	// Workers bounds the concurrent requests (default 8).
+	Workers int
+}
+
+// Report is the measurement of one release; its JSON form is documented in the README.
+type Report struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision"`
+	// Normalize is the mode asked for; objects say which one each got.
+	Normalize string `json:"normalize"`
+	// Apply says how Helm writes this release: "client-side" (Helm 3's three-way merge) or
+	// "server-side" (Helm 4), read from the live objects' managedFields.
+	Apply string `json:"apply"`
+	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
+	HelmRelease string `json:"helmRelease,omitempty"`
+	// Divergences counts the rows that are drift (SHADOWS whose values agree are not).
+	Divergences int `json:"divergences"`
+	// Compared counts the fields compared.
+	Compared int `json:"compared"`
+	// Counts counts rows by class.
+	Counts map[drift.Class]int `json:"counts"`
+	// PendingDeletions counts fields an upgrade would remove.
+	PendingDeletions int      `json:"pendingDeletions"`
+	Objects          []Object `json:"objects"`
+	// Prune lists the objects of the release the desired manifest drops.
+	Prune []Prune `json:"prune"`
+}
+
+// Object is the measurement of one object.
+type Object struct {
+	// Object names it: "Deployment.apps web -n apps".
+	Object string `json:"object"`
+	// Missing: the chart renders it, the cluster lacks it.
+	Missing bool `json:"missing,omitempty"`
+	// Normalize is the mode this object got, with the reason when it is not the one asked for.
+	Normalize string `json:"normalize"`
+	// Compared counts the fields compared; Ignored those divergences ignore rules dropped.
+	Compared int   `json:"compared"`
+	Ignored  int   `json:"ignored,omitempty"`
+	Rows     []Row `json:"divergences"`
+}
+
+// Row is one divergence.
+type Row struct {
+	Class   drift.Class `json:"class"`
+	Path    string      `json:"path"`
+	Pointer string      `json:"pointer"`
+	Chart   any         `json:"chart,omitempty"`
+	Cluster any         `json:"cluster,omitempty"`
+	// Redacted: a Secret's data, whose values are never printed.
+	Redacted bool `json:"redacted,omitempty"`
+	// Inert: changes nothing in the running pod.
+	Inert bool `json:"inert,omitempty"`
+	// PendingDeletion: in the release's last manifest, not in the desired one: an upgrade
+	// removes it.
+	PendingDeletion bool `json:"pendingDeletion,omitempty"`
+	// Resolved says whether the upgrade would make the cluster match the chart here; Why says
+	// what it would do.
+	Resolved bool   `json:"resolvedByUpgrade"`
+	Why      string `json:"upgrade"`
+	// Managers are the field managers that own the cluster's value (server-side releases).
+	Managers []string `json:"managers,omitempty"`
+	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
+	// the two values agree (absent when they cannot be compared).
+	From  string `json:"from,omitempty"`
+	Agree *bool  `json:"agree,omitempty"`
+}
+
+// Prune is an object of the release that the desired manifest no longer renders.
+type Prune struct {
+	Object string `json:"object"`
+	// Keep: helm.sh/resource-policy: keep, so Helm leaves it in the cluster.
+	Keep bool `json:"keep,omitempty"`
+	// Live: the object exists in the cluster.
+	Live bool `json:"live"`
+}
+
+// Drift reports whether the report shows any drift (or an object to prune).
+func (r *Report) Drift() bool {
+	return r.Divergences > 0 || r.PendingDeletions > 0 || len(r.Prune) > 0
+}
+
+// Run measures in against the cluster. Any object or kind it cannot read is an error: a
+// report is never clean by omission.
+func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
+	if in.Workers <= 0 {
+		in.Workers = 8
+	}
+	desired, err := objectsOf(in.Desired, "desired manifest")
+	if err != nil {
+		return nil, err
+	}
+	previous, err := objectsOf(in.Previous, "stored manifest")
+	if err != nil {
+		return nil, err
+	}
+	checker := owners.NewChecker(append(append([]owners.Object{}, desired...), previous...),
+		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
+	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, sources: map[string]*source{},
+		dryRun: map[string]string{}, crdSchemas: map[string]*crdSchema{}}
+
+	prevByID := map[owners.Identity]owners.Object{}
+	for _, o := range previous {
+		if !o.Hook && o.Name != "" {
+			prevByID[checker.Identity(o)] = o
+		}
+	}
+	var targets []*target
+	desiredIDs := map[owners.Identity]bool{}
+	for _, o := range desired {
+		if o.Hook || o.Name == "" {
+			continue
+		}
+		id := checker.Identity(o)
+		desiredIDs[id] = true
+		t := &target{ob: o, id: id}
+		if p, ok := prevByID[id]; ok {
+			t.prev = &p
+		}
+		targets = append(targets, t)
+	}
+	var pruned []owners.Object
+	for id, o := range prevByID {
+		if !desiredIDs[id] {
+			pruned = append(pruned, o)
+		}
+	}
+	// One LIST per kind and namespace, concurrently.
+	for _, t := range targets {
+		m.listingFor(t.ob, t.id)
+	}
+	for _, o := range pruned {
+		m.listingFor(o, checker.Identity(o))
+	}
+	if err := m.listAll(ctx); err != nil {
+		return nil, err
+	}
+	for _, t := range targets {
+		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
+	}
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
+		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
+	var lives []map[string]any
+	for _, t := range targets {
+		if t.live != nil {
+			lives = append(lives, t.live)
+		}
+	}
+	hrRules, hrName, err := helmReleaseIgnore(ctx, cl, lives)
+	if err != nil {
+		return nil, err
+	}
+	rep.HelmRelease = hrName
+	m.rules = append(append([]transform.IgnoreRule{}, in.Rules...), hrRules...)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(in.Workers)
+	objs := make([]Object, len(targets))
+	for i, t := range targets {
+		g.Go(func() error {
+			o, err := m.object(gctx, t)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.id, err)
+			}
+			objs[i] = o
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, o := range objs {
+		if targets[i].serverSide {
+			rep.Apply = "server-side"
+		}
+		for _, r := range o.Rows {
+			rep.Counts[r.Class]++
+			if r.PendingDeletion {
+				rep.PendingDeletions++
+			}
+			if r.Class != drift.Shadows || r.Agree == nil || !*r.Agree {
+				rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
+			}
+		}
+		rep.Compared += o.Compared
+		rep.Objects = append(rep.Objects, o)
+	}
+	for _, o := range pruned {
+		id := checker.Identity(o)
+		p := Prune{Object: id.String(), Live: m.lists[keyOf(o, id)].byName[o.Name] != nil}
+		if d, err := o.Decode(); err == nil {
+			md, _ := d["metadata"].(map[string]any)
+			ann, _ := md["annotations"].(map[string]any)
+			p.Keep = ann["helm.sh/resource-policy"] == "keep"
+		}
+		rep.Prune = append(rep.Prune, p)
+	}
+	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
+	sort.Slice(rep.Prune, func(i, j int) bool { return rep.Prune[i].Object < rep.Prune[j].Object })
+	return rep, nil
+}
+
+func objectsOf(text, what string) ([]owners.Object, error) {
+	s, err := manifest.Split([]byte(text))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	objs, err := owners.Objects(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return objs, nil
+}
+
+// target is one desired object with what was found of it.
+type target struct {
+	ob         owners.Object
+	id         owners.Identity
+	prev       *owners.Object
+	live       map[string]any
+	serverSide bool
+}
+
+type listKey struct{ group, version, kind, namespace string }
+
+type listing struct {
+	byName map[string]map[string]any
+}
+
+// measure holds what one Run shares between objects.
+type measure struct {
+	in      Input
+	cl      *live.Client
+	checker *owners.Checker
+	rules   []transform.IgnoreRule
+	lists   map[listKey]*listing
+
+	mu         sync.Mutex
+	sources    map[string]*source
+	dryRun     map[string]string // resource → why the dry-run is not used for it ("" = use it)
+	crdSchemas map[string]*crdSchema
+}
+
+func keyOf(o owners.Object, id owners.Identity) listKey {
+	_, version, ok := strings.Cut(o.APIVersion, "/")
+	if !ok {
+		version = o.APIVersion
+	}
+	return listKey{id.Group, version, id.Kind, id.Namespace}
+}
+
+func (m *measure) listingFor(o owners.Object, id owners.Identity) {
+	k := keyOf(o, id)
+	if m.lists[k] == nil {
+		m.lists[k] = &listing{}
+	}
+}
+
+// listAll runs the LISTs, at most Workers at a time.
+func (m *measure) listAll(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(m.in.Workers)
+	for k, l := range m.lists {
+		g.Go(func() error {
+			items, err := m.cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
+			if err != nil && !errors.Is(err, live.ErrNotServed) {
+				return m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
+			}
+			l.byName = make(map[string]map[string]any, len(items))
+			for _, it := range items {
+				if md, ok := it["metadata"].(map[string]any); ok {
+					n, _ := md["name"].(string)
+					l.byName[n] = it
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// explain turns a 403 into the permission that is missing.
+func (m *measure) explain(err error, verb, group, version, kind, namespace string) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	res, rerr := m.cl.Resource(group, version, kind)
+	if rerr != nil {
+		res = strings.ToLower(kind)
+	}
+	where := "cluster-wide"
+	if namespace != "" {
+		where = "in namespace " + namespace
+	}
+	return fmt.Errorf("forbidden: needs %s on %s %s (grant it, or leave the kind out of the release): %w", verb, res, where, err)
+}
+
+// object measures one desired object.
+func (m *measure) object(ctx context.Context, t *target) (Object, error) {
+	o := Object{Object: t.id.String(), Rows: []Row{}, Normalize: Offline}
+	if t.live == nil {
+		o.Missing, o.Compared = true, 1
+		o.Normalize = "-"
+		o.Rows = append(o.Rows, Row{Class: drift.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"})
+		return o, nil
+	}
+	desired, err := t.ob.Decode()
+	if err != nil {
+		return o, err
+	}
+	if t.id.Namespace != "" {
+		desired = withNamespace(desired, t.id.Namespace)
+	}
+	tm := kyaml.TypeMeta{APIVersion: t.ob.APIVersion, Kind: t.ob.Kind}
+	chartSide, mode, err := m.normalize(ctx, t, tm, desired)
+	if err != nil {
+		return o, err
+	}
+	o.Normalize = mode
+	chart := drift.Normalize(chartSide, t.id.Namespace)
+	cluster := drift.Normalize(t.live, "")
+	res := drift.Compare(tm, chart, cluster)
+	drift.MarkInert(&res, chart, cluster)
+	md, _ := cluster["metadata"].(map[string]any)
+	group, version, ok := strings.Cut(t.ob.APIVersion, "/")
+	if !ok {
+		group, version = "", t.ob.APIVersion
+	}
+	o.Ignored = drift.Ignore(&res, m.rules, drift.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
+		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
+	o.Compared = res.Compared
+
+	p := m.predictor(tm, t, chartSide, chart)
+	for _, dv := range res.Divergences {
+		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert}
+		p.predict(&row)
+		o.Rows = append(o.Rows, row)
+	}
+	t.serverSide = p.serverSide
+	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, t.id.Namespace)
+	if err != nil {
+		return o, err
+	}
+	o.Rows = append(o.Rows, shadows...)
+	return o, nil
+}
+
+func withNamespace(obj map[string]any, ns string) map[string]any {
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil || md["namespace"] != nil {
+		return obj
+	}
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	nmd := make(map[string]any, len(md)+1)
+	for k, v := range md {
+		nmd[k] = v
+	}
+	nmd["namespace"] = ns
+	out["metadata"] = nmd
+	return out
+}
+
+func stringMapOf(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, val := range m {
+		if s, ok := val.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}

@@ -1,0 +1,269 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+)
+
+// Formats are the output formats of Write.
+var Formats = []string{"table", "json", "yaml", "markdown", "counts"}
+
+// classColour is the ANSI colour of each class on a terminal.
+var classColour = map[drift.Class]string{
+	drift.Differs: "33", drift.ChartOnly: "32", drift.ClusterOnly: "31", drift.Shadows: "35",
+}
+
+// Write prints reports in format. colour adds ANSI colours to the table's classes. counts
+// prints no field, key or value: only numbers, for public CI logs.
+func Write(w io.Writer, reps []*Report, format string, colour bool) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if len(reps) == 1 {
+			return enc.Encode(reps[0])
+		}
+		return enc.Encode(map[string]any{"releases": reps})
+	case "yaml":
+		var v any = reps
+		if len(reps) == 1 {
+			v = reps[0]
+		}
+		b, err := sigsyaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "counts":
+		for _, r := range reps {
+			writeCounts(w, r)
+		}
+		return nil
+	case "markdown":
+		for _, r := range reps {
+			writeMarkdown(w, r)
+		}
+		return nil
+	case "table":
+		for i, r := range reps {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			writeTable(w, r, colour)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown output %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// cells returns a row's printed cells: chart, cluster, field (with flags) and the upgrade
+// prediction. A Secret's values are never among them.
+func cells(d Row) (field, chart, cluster, upgrade string) {
+	chart, cluster = show(d.Chart), show(d.Cluster)
+	if d.Redacted {
+		chart, cluster = "(secret)", "(secret)"
+		if d.Class == drift.ChartOnly {
+			cluster = "-"
+		}
+		if d.Class == drift.ClusterOnly {
+			chart = "-"
+		}
+	}
+	if d.Class == drift.Shadows {
+		verdict := "values not comparable (valueFrom)"
+		if d.Agree != nil && *d.Agree {
+			verdict = "values agree"
+		} else if d.Agree != nil {
+			verdict = "values differ"
+		}
+		chart, cluster = "inline env", "hides "+d.From+": "+verdict
+	}
+	field = d.Path
+	var flags []string
+	if d.Inert {
+		flags = append(flags, "inert")
+	}
+	if d.PendingDeletion {
+		flags = append(flags, "pending deletion")
+	}
+	if len(flags) > 0 {
+		field += " (" + strings.Join(flags, ", ") + ")"
+	}
+	upgrade = "no: " + d.Why
+	if d.Resolved {
+		upgrade = "yes: " + d.Why
+	}
+	return field, chart, cluster, upgrade
+}
+
+func writeTable(w io.Writer, r *Report, colour bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.StripEscape)
+	header := false
+	for _, o := range r.Objects {
+		for _, d := range o.Rows {
+			if !header {
+				fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER\tUPGRADE")
+				header = true
+			}
+			field, chart, cluster, upgrade := cells(d)
+			class := string(d.Class)
+			if colour {
+				// tabwriter passes text between 0xff bytes through with no width.
+				class = "\xff\x1b[" + classColour[d.Class] + "m\xff" + class + "\xff\x1b[0m\xff"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, class, field, oneLine(chart), oneLine(cluster), upgrade)
+		}
+	}
+	tw.Flush()
+	for _, p := range r.Prune {
+		fmt.Fprintf(w, "TO PRUNE  %s%s\n", p.Object, pruneNote(p))
+	}
+	for _, o := range r.Objects {
+		if o.Normalize != r.Normalize && o.Normalize != Server && o.Normalize != Offline && o.Normalize != "-" {
+			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
+		}
+	}
+	fmt.Fprintln(w, summary(r))
+}
+
+func pruneNote(p Prune) string {
+	switch {
+	case p.Keep:
+		return " (helm.sh/resource-policy: keep: Helm leaves it in the cluster)"
+	case !p.Live:
+		return " (already gone from the cluster)"
+	}
+	return ""
+}
+
+// summary is the last line of the table: "release apps/web revision 3 (client-side apply,
+// normalize auto): 2 divergences across 64 compared fields in 6 objects; 1 pending deletion; 1
+// object to prune".
+func summary(r *Report) string {
+	s := fmt.Sprintf("release %s/%s revision %d (%s apply, normalize %s): %d divergences across %d compared fields in %d objects",
+		r.Namespace, r.Release, r.Revision, r.Apply, r.Normalize, r.Divergences, r.Compared, len(r.Objects))
+	if r.PendingDeletions > 0 {
+		s += fmt.Sprintf("; %d pending deletions", r.PendingDeletions)
+	}
+	if len(r.Prune) > 0 {
+		s += fmt.Sprintf("; %d objects to prune", len(r.Prune))
+	}
+	return s
+}
+
+func writeCounts(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "release %s/%s revision %d: %d divergences across %d compared fields in %d objects (normalize %s)\n",
+		r.Namespace, r.Release, r.Revision, r.Divergences, r.Compared, len(r.Objects), r.Normalize)
+	for _, c := range []drift.Class{drift.Differs, drift.ChartOnly, drift.ClusterOnly, drift.Shadows} {
+		fmt.Fprintf(w, "  %-17s %d\n", c, r.Counts[c])
+	}
+	fmt.Fprintf(w, "  %-17s %d\n  %-17s %d\n", "pending deletions", r.PendingDeletions, "to prune", len(r.Prune))
+}
+
+func writeMarkdown(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "### %s/%s revision %d\n\n", r.Namespace, r.Release, r.Revision)
+	rows := 0
+	for _, o := range r.Objects {
+		for _, d := range o.Rows {
+			if rows == 0 {
+				fmt.Fprintln(w, "| Object | Class | Field | Chart | Cluster | Upgrade |\n|---|---|---|---|---|---|")
+			}
+			rows++
+			field, chart, cluster, upgrade := cells(d)
+			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s | %s |\n", md(o.Object), d.Class, strings.ReplaceAll(field, "`", "'"), md(chart), md(cluster), md(upgrade))
+		}
+	}
+	if rows > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, p := range r.Prune {
+		fmt.Fprintf(w, "- to prune: %s%s\n", md(p.Object), md(pruneNote(p)))
+	}
+	fmt.Fprintf(w, "%s\n\n", md(summary(r)))
+}
+
+func md(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(oneLine(s))
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + "…"
+	}
+	return s
+}
+
+func show(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return t
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// SummaryRow is one release of "diff release --all".
+type SummaryRow struct {
+	Release          string              `json:"release"`
+	Namespace        string              `json:"namespace"`
+	Revision         int                 `json:"revision"`
+	Divergences      int                 `json:"divergences"`
+	Compared         int                 `json:"compared"`
+	Counts           map[drift.Class]int `json:"counts"`
+	PendingDeletions int                 `json:"pendingDeletions"`
+	// Error says why the release could not be measured.
+	Error string `json:"error,omitempty"`
+}
+
+// Summarise turns a report into its summary row.
+func Summarise(r *Report) SummaryRow {
+	return SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
+		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions}
+}
+
+// WriteSummary prints the rows of "diff release --all" in format.
+func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"releases": rows})
+	case "yaml":
+		b, err := sigsyaml.Marshal(map[string]any{"releases": rows})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	sep, line, end := "\t", "", ""
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	out := io.Writer(tw)
+	if format == "markdown" {
+		sep, line, end, out = " | ", "| ", " |", w
+	}
+	fmt.Fprintln(out, line+strings.Join([]string{"RELEASE", "DIVERGENCES/COMPARED", "DIFFERS", "CHART-ONLY", "CLUSTER-ONLY", "SHADOWS", "PENDING DELETIONS"}, sep)+end)
+	if format == "markdown" {
+		fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+	}
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, "could not measure: " + md(r.Error), "", "", "", "", ""}, sep)+end)
+			continue
+		}
+		fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
+			fmt.Sprint(r.Counts[drift.Differs]), fmt.Sprint(r.Counts[drift.ChartOnly]), fmt.Sprint(r.Counts[drift.ClusterOnly]),
+			fmt.Sprint(r.Counts[drift.Shadows]), fmt.Sprint(r.PendingDeletions)}, sep)+end)
+	}
+	return tw.Flush()
+}

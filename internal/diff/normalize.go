@@ -1,0 +1,94 @@
+package diff
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+)
+
+// normalize returns the chart's side of t to compare: the API server's answer to a dry-run
+// create (Server, Auto) or the desired object with its CRD's schema defaults (Offline), and
+// the mode used, with the reason when it is not the one asked for.
+func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any) (map[string]any, string, error) {
+	group, version := splitAPIVersion(t.ob.APIVersion)
+	mode := Offline
+	if m.in.Normalize == Server || m.in.Normalize == Auto {
+		res, err := m.cl.Resource(group, version, t.ob.Kind)
+		if err != nil {
+			return nil, "", err
+		}
+		m.mu.Lock()
+		why := m.dryRun[res]
+		m.mu.Unlock()
+		if why == "" {
+			out, err := m.cl.DryRunCreate(ctx, desired, tempName())
+			if err == nil {
+				return drift.Unallocate(t.ob.Kind, out, desired, t.ob.Name), Server, nil
+			}
+			var status apierrors.APIStatus
+			if m.in.Normalize == Server || !errors.As(err, &status) {
+				return nil, "", m.explain(err, "create (Kubernetes authorises a dry-run like the real write; or use --normalize offline)", group, version, t.ob.Kind, t.id.Namespace)
+			}
+			if !apierrors.IsForbidden(err) {
+				// Not the kind's fault: this object only. The reason, never the message, which
+				// may quote a value.
+				return m.offline(ctx, t, tm, desired, fmt.Sprintf("offline (dry-run refused: %d %s)", status.Status().Code, apierrors.ReasonForError(err)))
+			}
+			why = fmt.Sprintf("offline (dry-run forbidden: no create on %s)", res)
+			m.mu.Lock()
+			m.dryRun[res] = why
+			m.mu.Unlock()
+		}
+		mode = why
+	}
+	return m.offline(ctx, t, tm, desired, mode)
+}
+
+// offline applies the defaults a CRD's schema declares to a custom resource; built-in kinds
+// are left to the defaults table drift.Compare consults.
+func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any, mode string) (map[string]any, string, error) {
+	if drift.BuiltIn(tm) {
+		return desired, mode, nil
+	}
+	group, version := splitAPIVersion(t.ob.APIVersion)
+	key := group + "/" + version + "/" + t.ob.Kind
+	m.mu.Lock()
+	s := m.crdSchemas[key]
+	if s == nil {
+		s = &crdSchema{}
+		m.crdSchemas[key] = s
+	}
+	m.mu.Unlock()
+	s.once.Do(func() { s.schema, s.err = m.cl.CRDSchema(ctx, group, version, t.ob.Kind) })
+	if s.err != nil {
+		if apierrors.IsForbidden(s.err) || apierrors.IsNotFound(s.err) {
+			return desired, mode + " (CRD schema unreadable: its defaults may show as CLUSTER-ONLY)", nil
+		}
+		return nil, "", s.err
+	}
+	return drift.SchemaDefaults(desired, s.schema), mode, nil
+}
+
+func splitAPIVersion(apiVersion string) (group, version string) {
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return "", apiVersion
+	}
+	return group, version
+}
+
+// tempName is a name no object has: valid as a DNS-1035 label, so any kind accepts it.
+func tempName() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "helm-drift-" + hex.EncodeToString(b)
+}
+

@@ -1,0 +1,127 @@
+package diff
+
+import (
+	"slices"
+	"strings"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/ownership"
+)
+
+// predictor says what a helm upgrade to the desired manifest would do to each divergence of
+// one object, the way Helm writes the object:
+//
+//   - client-side (Helm 3): built-in kinds get a three-way strategic merge patch of the last
+//     manifest, the desired one and the live object, which sets every field the chart states
+//     and removes what the last manifest had and the desired one drops; custom resources get a
+//     two-way JSON merge patch of the last and the desired manifest only, which touches only
+//     the fields the chart changes (xref: Helm v3 pkg/kube/client.go createPatch).
+//   - server-side (Helm 4): an apply as Helm's field manager without --force-conflicts: a
+//     field another manager owns with another value conflicts and fails the upgrade; a field
+//     the chart drops is removed only when Helm's manager alone owns it.
+type predictor struct {
+	builtIn    bool
+	serverSide bool
+	helm       ownership.Manager
+	managers   []ownership.Manager
+	live       map[string]any
+	// dropped are the paths the last manifest has and the desired one does not; changed those
+	// the desired manifest sets to another value than the last one (or newly).
+	dropped, changed map[string]bool
+	hasPrevious      bool
+}
+
+func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[string]any) *predictor {
+	p := &predictor{builtIn: drift.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
+	p.managers = ownership.Fields(t.live)
+	if h, ok := ownership.Helm(t.live, p.managers); ok && h.Operation == "Apply" {
+		p.serverSide, p.helm = true, h
+	}
+	if t.prev == nil {
+		return p
+	}
+	prev, err := t.prev.Decode()
+	if err != nil {
+		return p
+	}
+	p.hasPrevious = true
+	desired, err := t.ob.Decode()
+	if err != nil {
+		return p
+	}
+	ns := t.id.Namespace
+	res := drift.Compare(tm, drift.Normalize(withNamespace(desired, ns), ns), drift.Normalize(withNamespace(prev, ns), ns))
+	for _, d := range res.Divergences {
+		if d.Class == drift.ClusterOnly {
+			p.dropped[d.Path] = true
+		} else {
+			p.changed[d.Path] = true
+		}
+	}
+	return p
+}
+
+// predict fills in row's upgrade prediction.
+func (p *predictor) predict(row *Row) {
+	var others []string
+	helmOwns := false
+	if p.serverSide && row.Class != drift.ChartOnly {
+		for _, o := range ownership.Owners(p.live, p.managers, row.Pointer) {
+			if o.Name == p.helm.Name && o.Operation == p.helm.Operation {
+				helmOwns = true
+			} else if !slices.Contains(others, o.Name) {
+				others = append(others, o.Name)
+			}
+		}
+		row.Managers = others
+	}
+	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed)
+	switch row.Class {
+	case drift.ChartOnly:
+		switch {
+		case p.serverSide || p.builtIn || changedByChart:
+			row.Resolved, row.Why = true, "sets it"
+		default:
+			row.Why = "not set: Helm 3 patches a custom resource with a two-way merge of the last and the new manifest, and this field is in both"
+		}
+	case drift.Differs:
+		switch {
+		case p.serverSide && len(others) > 0:
+			row.Why = "conflict with " + strings.Join(others, ", ") + ": helm upgrade fails unless --force-conflicts"
+		case p.serverSide || p.builtIn || changedByChart:
+			row.Resolved, row.Why = true, "resets it to the chart's value"
+		default:
+			row.Why = "kept: Helm 3 patches a custom resource with a two-way merge of the last and the new manifest, and the chart does not change this field"
+		}
+	case drift.ClusterOnly:
+		dropped := p.dropped[row.Path] || underAny(row.Path, p.dropped)
+		switch {
+		case !dropped:
+			row.Why = "kept: the chart does not state it"
+			if len(others) > 0 {
+				row.Why += " (set by " + strings.Join(others, ", ") + ")"
+			}
+		case p.serverSide && !helmOwns:
+			row.Why = "kept: Helm's field manager does not own it"
+		case p.serverSide && len(others) > 0:
+			row.Why = "kept: also owned by " + strings.Join(others, ", ")
+		default:
+			row.PendingDeletion, row.Resolved, row.Why = true, true, "removes it (in the last release, not in the new render)"
+		}
+	case drift.Shadows:
+		row.Why = "kept: an upgrade does not change which source wins"
+	}
+}
+
+// underAny reports whether path lies under one of paths (a map or list the other side lacks
+// as a whole is recorded leaf by leaf, but a leaf may be compared against its parent).
+func underAny(path string, paths map[string]bool) bool {
+	for p := range paths {
+		if strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,134 @@
+package diff
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/transform"
+)
+
+// source is one ConfigMap or Secret an envFrom names, read once per Run.
+type source struct {
+	once sync.Once
+	data map[string]string
+	ok   bool
+	err  error
+}
+
+type crdSchema struct {
+	once   sync.Once
+	schema map[string]any
+	err    error
+}
+
+// shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
+// the ConfigMaps and Secrets it names. Values are compared here and never leave.
+func (m *measure) shadowRows(ctx context.Context, kind string, obj map[string]any, namespace string) ([]Row, error) {
+	path := drift.PodSpecPath(kind)
+	if path == nil {
+		return nil, nil
+	}
+	var cur any = obj
+	for _, p := range path {
+		mm, _ := cur.(map[string]any)
+		cur = mm[p]
+	}
+	podSpec, _ := cur.(map[string]any)
+	if podSpec == nil {
+		return nil, nil
+	}
+	var readErr error
+	read := func(k, name string) (map[string]string, bool) {
+		s := m.source(ctx, k, namespace, name)
+		if s.err != nil && readErr == nil {
+			readErr = s.err
+		}
+		return s.data, s.ok
+	}
+	var rows []Row
+	for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), read) {
+		row := Row{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret, Why: "kept: an upgrade does not change which source wins"}
+		if sh.Known {
+			agree := sh.Agree
+			row.Agree = &agree
+		}
+		rows = append(rows, row)
+	}
+	return rows, readErr
+}
+
+func (m *measure) source(ctx context.Context, kind, namespace, name string) *source {
+	key := kind + "/" + namespace + "/" + name
+	m.mu.Lock()
+	s := m.sources[key]
+	if s == nil {
+		s = &source{}
+		m.sources[key] = s
+	}
+	m.mu.Unlock()
+	s.once.Do(func() {
+		o, err := m.cl.Get(ctx, "", "v1", kind, namespace, name)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				s.err = m.explain(fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err), "get", "", "v1", kind, namespace)
+			}
+			return
+		}
+		s.data, s.ok = map[string]string{}, true
+		raw, _ := o["data"].(map[string]any)
+		for key, v := range raw {
+			str, _ := v.(string)
+			if kind == "Secret" {
+				b, err := base64.StdEncoding.DecodeString(str)
+				if err != nil {
+					continue
+				}
+				str = string(b)
+			}
+			s.data[key] = str
+		}
+	})
+	return s
+}
+
+// helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
+// manages the release, found through the helm.toolkit.fluxcd.io labels on its live objects;
+// none when no HelmRelease does.
+func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]transform.IgnoreRule, string, error) {
+	for _, o := range liveObjs {
+		md, _ := o["metadata"].(map[string]any)
+		labels, _ := md["labels"].(map[string]any)
+		name, _ := labels["helm.toolkit.fluxcd.io/name"].(string)
+		ns, _ := labels["helm.toolkit.fluxcd.io/namespace"].(string)
+		if name == "" || ns == "" {
+			continue
+		}
+		hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
+		if apierrors.IsNotFound(err) {
+			return nil, "", nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
+		}
+		spec, _ := hr["spec"].(map[string]any)
+		dd, _ := spec["driftDetection"].(map[string]any)
+		raw, err := json.Marshal(dd["ignore"])
+		if err != nil {
+			return nil, "", err
+		}
+		var rules []transform.IgnoreRule
+		if err := json.Unmarshal(raw, &rules); err != nil {
+			return nil, "", fmt.Errorf("HelmRelease %s/%s: spec.driftDetection.ignore: %w", ns, name, err)
+		}
+		return rules, ns + "/" + name, nil
+	}
+	return nil, "", nil
+}

@@ -1,0 +1,145 @@
+package drift
+
+import (
+	"encoding/json"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// BuiltIn reports whether the kind is one Kubernetes itself defines (known to kyaml's
+// OpenAPI data), as opposed to a custom resource.
+func BuiltIn(t yaml.TypeMeta) bool { return schemaFor(t) != nil }
+
+// allocatedLabels are the labels the Job controller's defaulting writes from the Job's uid and
+// name (xref: Kubernetes, pkg/registry/batch/job/strategy.go generateSelector).
+var allocatedLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"}
+
+// Unallocate prepares an object a server-side dry-run returned under a temporary name for
+// comparison with the live one: the name is set back to name, and what the API server
+// allocates afresh on every create (cluster IPs, node ports, a Job's uid-based selector and
+// labels), where desired does not state it, is removed, for the defaults table to judge
+// against the live object's own allocation.
+func Unallocate(kind string, dryRun, desired map[string]any, name string) map[string]any {
+	out := deepCopy(dryRun)
+	md, _ := out["metadata"].(map[string]any)
+	if md != nil {
+		md["name"] = name
+		delete(md, "generateName")
+	}
+	spec, _ := out["spec"].(map[string]any)
+	want, _ := desired["spec"].(map[string]any)
+	if spec == nil {
+		return out
+	}
+	switch kind {
+	case "Service":
+		for _, f := range []string{"clusterIP", "clusterIPs", "healthCheckNodePort"} {
+			if _, stated := want[f]; !stated {
+				delete(spec, f)
+			}
+		}
+		wantPorts, _ := want["ports"].([]any)
+		ports, _ := spec["ports"].([]any)
+		for i, p := range ports {
+			pm, _ := p.(map[string]any)
+			var wp map[string]any
+			if i < len(wantPorts) {
+				wp, _ = wantPorts[i].(map[string]any)
+			}
+			if _, stated := wp["nodePort"]; !stated && pm != nil {
+				delete(pm, "nodePort")
+			}
+		}
+	case "Job":
+		if _, stated := want["selector"]; !stated {
+			delete(spec, "selector")
+		}
+		tmpl, _ := spec["template"].(map[string]any)
+		tmd, _ := tmpl["metadata"].(map[string]any)
+		labels, _ := tmd["labels"].(map[string]any)
+		for _, l := range allocatedLabels {
+			delete(labels, l)
+		}
+	}
+	return out
+}
+
+// SchemaDefaults returns a copy of obj with the defaults a CRD's structural schema
+// (openAPIV3Schema) declares filled in where obj lacks them, the way the API server defaults
+// a custom resource (xref: Kubernetes docs, "Defaulting" for CustomResourceDefinitions).
+func SchemaDefaults(obj map[string]any, schema map[string]any) map[string]any {
+	if schema == nil {
+		return obj
+	}
+	out, _ := applyDefaults(deepCopy(obj), schema).(map[string]any)
+	return out
+}
+
+func applyDefaults(v any, schema map[string]any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		props, _ := schema["properties"].(map[string]any)
+		for name, p := range props {
+			ps, _ := p.(map[string]any)
+			if _, has := t[name]; !has {
+				if d, ok := ps["default"]; ok {
+					t[name] = deepCopyValue(d)
+				}
+			}
+			if cur, has := t[name]; has {
+				t[name] = applyDefaults(cur, ps)
+			}
+		}
+		if ap, ok := schema["additionalProperties"].(map[string]any); ok {
+			for k, cur := range t {
+				if _, named := props[k]; !named {
+					t[k] = applyDefaults(cur, ap)
+				}
+			}
+		}
+	case []any:
+		if items, ok := schema["items"].(map[string]any); ok {
+			for i, e := range t {
+				t[i] = applyDefaults(e, items)
+			}
+		}
+	}
+	return v
+}
+
+func deepCopy(m map[string]any) map[string]any {
+	out, _ := deepCopyValue(m).(map[string]any)
+	return out
+}
+
+func deepCopyValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return toInt64(out)
+}
+
+// toInt64 turns whole float64 numbers (what encoding/json decodes) into int64, as the
+// decoded objects elsewhere hold them.
+func toInt64(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = toInt64(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = toInt64(e)
+		}
+	case float64:
+		if t == float64(int64(t)) {
+			return int64(t)
+		}
+	}
+	return v
+}
