@@ -91,4 +91,3 @@ func tempName() string {
 	rand.Read(b)
 	return "helm-drift-" + hex.EncodeToString(b)
 }
-

@@ -74,9 +74,52 @@ var kindDefaults = map[string][]defaultRule{
 		{pattern: "spec.clusterIPs[]", when: anyValue},                                                                // allocated by the API server
 		{pattern: "spec.ipFamilies[]", when: anyValue},                                                                // chosen by the API server
 		{pattern: "spec.ports[].targetPort", when: func(v any, p map[string]any) bool { return equal(v, p["port"]) }}, // ServicePort.targetPort defaults to port
+		{pattern: "spec.ports[].nodePort", when: anyValue},                                                            // allocated for NodePort and LoadBalancer Services
+		{pattern: "spec.healthCheckNodePort", when: anyValue},                                                         // allocated for externalTrafficPolicy Local
+		{pattern: "spec.externalTrafficPolicy", value: "Cluster"},                                                     // ServiceSpec.externalTrafficPolicy (NodePort, LoadBalancer)
+		{pattern: "spec.allocateLoadBalancerNodePorts", value: true},                                                  // ServiceSpec.allocateLoadBalancerNodePorts (LoadBalancer)
 	},
 	"Secret": {
 		{pattern: "type", value: "Opaque"}, // Secret.type
+	},
+	"StatefulSet": {
+		{pattern: "spec.replicas", value: int64(1)},                                         // StatefulSetSpec.replicas
+		{pattern: "spec.podManagementPolicy", value: "OrderedReady"},                        // StatefulSetSpec.podManagementPolicy
+		{pattern: "spec.revisionHistoryLimit", value: int64(10)},                            // StatefulSetSpec.revisionHistoryLimit
+		{pattern: "spec.updateStrategy.type", value: "RollingUpdate"},                       // StatefulSetUpdateStrategy.type
+		{pattern: "spec.updateStrategy.rollingUpdate.partition", value: int64(0)},           // RollingUpdateStatefulSetStrategy.partition
+		{pattern: "spec.persistentVolumeClaimRetentionPolicy.whenDeleted", value: "Retain"}, // StatefulSetPersistentVolumeClaimRetentionPolicy.whenDeleted
+		{pattern: "spec.persistentVolumeClaimRetentionPolicy.whenScaled", value: "Retain"},  // StatefulSetPersistentVolumeClaimRetentionPolicy.whenScaled
+		{pattern: "spec.volumeClaimTemplates[].apiVersion", value: "v1"},                    // written by the StatefulSet defaulting (v1.27+)
+		{pattern: "spec.volumeClaimTemplates[].kind", value: "PersistentVolumeClaim"},       // written by the StatefulSet defaulting (v1.27+)
+		{pattern: "spec.volumeClaimTemplates[].spec.volumeMode", value: "Filesystem"},       // PersistentVolumeClaimSpec.volumeMode
+		{pattern: "spec.volumeClaimTemplates[].status.phase", value: "Pending"},             // PersistentVolumeClaimStatus.phase
+	},
+	"Job": {
+		{pattern: "spec.backoffLimit", value: int64(6)},                                           // JobSpec.backoffLimit
+		{pattern: "spec.completionMode", value: "NonIndexed"},                                     // JobSpec.completionMode
+		{pattern: "spec.completions", value: int64(1)},                                            // JobSpec.completions (parallelism unset)
+		{pattern: "spec.parallelism", value: int64(1)},                                            // JobSpec.parallelism
+		{pattern: "spec.manualSelector", value: false},                                            // JobSpec.manualSelector
+		{pattern: "spec.podReplacementPolicy", value: "TerminatingOrFailed"},                      // JobSpec.podReplacementPolicy
+		{pattern: "spec.suspend", value: false},                                                   // JobSpec.suspend
+		{pattern: "spec.selector.matchLabels.batch.kubernetes.io/controller-uid", when: anyValue}, // generated from the Job's uid (pkg/registry/batch/job/strategy.go generateSelector)
+		{pattern: "spec.selector.matchLabels.controller-uid", when: anyValue},                     // the same, legacy label
+		{pattern: "spec.template.metadata.labels.batch.kubernetes.io/controller-uid", when: anyValue},
+		{pattern: "spec.template.metadata.labels.controller-uid", when: anyValue},
+		{pattern: "spec.template.metadata.labels.batch.kubernetes.io/job-name", when: anyValue},
+		{pattern: "spec.template.metadata.labels.job-name", when: anyValue},
+	},
+	"PersistentVolumeClaim": {
+		{pattern: "spec.volumeMode", value: "Filesystem"}, // PersistentVolumeClaimSpec.volumeMode
+	},
+	"CronJob": {
+		{pattern: "spec.concurrencyPolicy", value: "Allow"},             // CronJobSpec.concurrencyPolicy
+		{pattern: "spec.suspend", value: false},                         // CronJobSpec.suspend
+		{pattern: "spec.successfulJobsHistoryLimit", value: int64(3)},   // CronJobSpec.successfulJobsHistoryLimit
+		{pattern: "spec.failedJobsHistoryLimit", value: int64(1)},       // CronJobSpec.failedJobsHistoryLimit
+		{pattern: "spec.jobTemplate.metadata", value: map[string]any{}}, // an empty ObjectMeta, as the API server serialises it
+		{pattern: "spec.jobTemplate.spec.template.metadata", value: map[string]any{}},
 	},
 }
 

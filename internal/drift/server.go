@@ -57,8 +57,17 @@ func Unallocate(kind string, dryRun, desired map[string]any, name string) map[st
 		tmpl, _ := spec["template"].(map[string]any)
 		tmd, _ := tmpl["metadata"].(map[string]any)
 		labels, _ := tmd["labels"].(map[string]any)
+		wantMD, _ := desired["metadata"].(map[string]any)
+		wantLabels, _ := wantMD["labels"].(map[string]any)
+		own, _ := md["labels"].(map[string]any)
 		for _, l := range allocatedLabels {
 			delete(labels, l)
+			if _, stated := wantLabels[l]; !stated {
+				delete(own, l)
+			}
+		}
+		if len(own) == 0 && len(wantLabels) == 0 {
+			delete(md, "labels")
 		}
 	}
 	return out
