@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -175,6 +177,11 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	} else {
 		rep, err = o.diffRelease(ctx, cl, o.namespace, fs.Arg(1), rules)
 	}
+	var bad inputError
+	if errors.As(err, &bad) {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
@@ -259,6 +266,21 @@ func (o *diffOptions) ignoreRules() ([]transform.IgnoreRule, error) {
 	return rules, nil
 }
 
+// inputError is a mistake in what was asked (no such release, chart or values file): exit 1,
+// not "could not measure".
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+
+// releaseError marks a release that does not exist as an input error.
+func releaseError(namespace, name string, err error) error {
+	err = fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return inputError{fmt.Errorf("%w (helm list -n %s shows the releases there)", err, namespace)}
+	}
+	return err
+}
+
 // helmConfig returns Helm's action configuration for namespace ("" for all), its requests
 // counted with the client's.
 func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.EnvSettings, *action.Configuration, error) {
@@ -294,7 +316,7 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 	}
 	rel, err := action.NewGet(cfg).Run(name)
 	if err != nil {
-		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
+		return nil, releaseError(namespace, name, err)
 	}
 	return o.measure(ctx, cl, rel, rel.Manifest, rules)
 }
@@ -308,7 +330,7 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	}
 	last, err := action.NewGet(cfg).Run(name)
 	if err != nil {
-		return nil, fmt.Errorf("release %s/%s: %w (diff upgrade compares an installed release; for a new one there is nothing live to compare)", o.namespace, name, err)
+		return nil, releaseError(o.namespace, name, err)
 	}
 	rc, err := registry.NewClient(registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptWriter(errOut))
 	if err != nil {
@@ -325,25 +347,25 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if o.postRenderer != "" {
 		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
 		if err != nil {
-			return nil, fmt.Errorf("--post-renderer: %w", err)
+			return nil, inputError{fmt.Errorf("--post-renderer: %w", err)}
 		}
 		up.PostRenderer = pr
 	}
 	path, err := up.ChartPathOptions.LocateChart(chartRef, settings)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", chartRef, err)
+		return nil, inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", chartRef, err)
+		return nil, inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
 	}
 	vals, err := o.valueOpts.MergeValues(getter.All(settings))
 	if err != nil {
-		return nil, fmt.Errorf("values: %w", err)
+		return nil, inputError{fmt.Errorf("values: %w", err)}
 	}
 	rel, err := up.RunWithContext(ctx, name, ch, vals)
 	if err != nil {
-		return nil, fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)
+		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
 	}
 	return diff.Run(ctx, cl, diff.Input{Release: name, Namespace: o.namespace, Revision: last.Version, Desired: rel.Manifest,
 		Previous: last.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})

@@ -31,6 +31,9 @@ type predictor struct {
 	// the desired manifest sets to another value than the last one (or newly).
 	dropped, changed map[string]bool
 	hasPrevious      bool
+	// stringData are the Secret keys the chart writes as stringData: an apply writes them over
+	// data whoever owns data's key, so they never conflict.
+	stringData map[string]bool
 }
 
 func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[string]any) *predictor {
@@ -38,6 +41,16 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[s
 	p.managers = ownership.Fields(t.live)
 	if h, ok := ownership.Helm(t.live, p.managers); ok && h.Operation == "Apply" {
 		p.serverSide, p.helm = true, h
+	}
+	desired, err := t.ob.Decode()
+	if err != nil {
+		return p
+	}
+	if sd, ok := desired["stringData"].(map[string]any); ok && t.ob.Kind == "Secret" {
+		p.stringData = map[string]bool{}
+		for k := range sd {
+			p.stringData["/data/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")] = true
+		}
 	}
 	if t.prev == nil {
 		return p
@@ -47,10 +60,6 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[s
 		return p
 	}
 	p.hasPrevious = true
-	desired, err := t.ob.Decode()
-	if err != nil {
-		return p
-	}
 	ns := t.id.Namespace
 	res := drift.Compare(tm, drift.Normalize(withNamespace(desired, ns), ns), drift.Normalize(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {
@@ -76,6 +85,9 @@ func (p *predictor) predict(row *Row) {
 			}
 		}
 		row.Managers = others
+		if p.stringData[row.Pointer] {
+			others = nil
+		}
 	}
 	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed)
 	switch row.Class {
