@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -249,3 +250,75 @@ func TestDiffMutationMatrix(t *testing.T) {
 }
 
 func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// TestDiffUpgradeFlagsAndAll: diff upgrade renders with helm upgrade's flags (-f, --set-file,
+// --post-renderer with args) and lists what the new render drops as to be pruned (unless kept
+// by helm.sh/resource-policy: keep), which the real helm upgrade then does; diff release --all
+// and -A give one summary row per release.
+func TestDiffUpgradeFlagsAndAll(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	h.run(t, false, nil, "install", "zoo", "testdata/charts/zoo", "-n", ns)
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns)
+	dir := t.TempDir()
+	values := filepath.Join(dir, "values.yaml")
+	password := filepath.Join(dir, "password")
+	renderer := filepath.Join(dir, "add-configmap.sh")
+	os.WriteFile(values, []byte("replicas: 5\n"), 0o644)
+	os.WriteFile(password, []byte("FLAGS-SECRET-MARKER"), 0o644)
+	os.WriteFile(renderer, []byte("#!/bin/sh\ncat\nprintf -- '---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: %s\\ndata: {a: b}\\n' \"$1\"\n"), 0o755)
+
+	out, errOut, code := diffBinary(t, "upgrade", "web", filepath.Join(repoRoot, "testdata/charts/webapp"), "-n", ns, "--kubeconfig", cluster.Kubeconfig,
+		"-f", values, "--set-file", "password="+password, "--post-renderer", renderer, "--post-renderer-args", "from-post-renderer")
+	for _, want := range [][]string{
+		{"Deployment.apps " + ns + "/web", "DIFFERS", "spec.replicas", "5", "2", "yes"},
+		{"Secret " + ns + "/web-creds", "DIFFERS", "data.password", "(secret)"},
+		{"ConfigMap " + ns + "/from-post-renderer", "CHART-ONLY", "(whole object)", "yes: created"},
+	} {
+		if !hasRow(out, want...) {
+			t.Errorf("diff upgrade with -f, --set-file, --post-renderer: no row with %q (exit %d)\n%s%s", want, code, out, errOut)
+		}
+	}
+	if code != 2 || strings.Contains(out+errOut, "FLAGS-SECRET-MARKER") {
+		t.Errorf("exit %d (want 2), or the --set-file Secret value printed\n%s", code, out)
+	}
+
+	// Pruning: the new render drops zoo-legacy and zoo-kept.
+	out, _, code = diffBinary(t, "upgrade", "zoo", zooChart(), "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--set", "legacy=false")
+	if code != 2 || !strings.Contains(out, "TO PRUNE  ConfigMap "+ns+"/zoo-legacy\n") ||
+		!strings.Contains(out, "TO PRUNE  ConfigMap "+ns+"/zoo-kept (helm.sh/resource-policy: keep: Helm leaves it in the cluster)") {
+		t.Errorf("prune list: exit %d\n%s", code, out)
+	}
+	h.run(t, false, nil, "upgrade", "zoo", "testdata/charts/zoo", "-n", ns, "--set", "legacy=false")
+	if _, err := cluster.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "zoo-legacy", metav1.GetOptions{}); err == nil {
+		t.Errorf("helm upgrade left zoo-legacy, predicted pruned")
+	}
+	if _, err := cluster.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "zoo-kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("helm upgrade removed zoo-kept, predicted kept: %v", err)
+	}
+
+	// --all: one row per release of the namespace; -A: every namespace.
+	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":4}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = diffBinary(t, "release", "--all", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if code != 2 || !hasRow(out, ns+"/web", "1/", "1", "0", "0", "0") || !hasRow(out, ns+"/zoo", "0/", "0", "0", "0", "2") ||
+		!strings.HasPrefix(out, "RELEASE") {
+		t.Errorf("diff release --all: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = diffBinary(t, "release", "-A", "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+	var all struct {
+		Releases []struct{ Release, Namespace string } `json:"releases"`
+	}
+	json.Unmarshal([]byte(out), &all)
+	found := 0
+	for _, r := range all.Releases {
+		if r.Namespace == ns {
+			found++
+		}
+	}
+	if found != 2 {
+		t.Errorf("diff release -A: %d rows of namespace %s, want 2\n%s", found, ns, out)
+	}
+}
