@@ -22,8 +22,6 @@ import (
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
@@ -287,18 +285,12 @@ func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.En
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
 	settings.SetNamespace(namespace)
-	if flags, ok := settings.RESTClientGetter().(*genericclioptions.ConfigFlags); ok {
-		wrap := flags.WrapConfigFn
-		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-			if wrap != nil {
-				c = wrap(c)
-			}
-			c.Wrap(cl.Counts.Wrap)
-			return c
-		}
+	getter, err := o.kube.newRESTGetter(namespace, cl.Counts)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg := new(action.Configuration)
-	if err := cfg.Init(settings.RESTClientGetter(), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, nil, err
 	}
 	return settings, cfg, nil

@@ -75,12 +75,21 @@ func (m *measure) source(ctx context.Context, kind, namespace, name string) *sou
 	}
 	m.mu.Unlock()
 	s.once.Do(func() {
-		o, err := m.cl.Get(ctx, "", "v1", kind, namespace, name)
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				s.err = m.explain(fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err), "get", "", "v1", kind, namespace)
+		var o map[string]any
+		if l, listed := m.lists[listKey{"", "v1", kind, namespace}]; listed {
+			// The release has objects of this kind here: the LIST already read them all.
+			if o = l.byName[name]; o == nil {
+				return
 			}
-			return
+		} else {
+			var err error
+			o, err = m.cl.Get(ctx, "", "v1", kind, namespace, name)
+			if err != nil {
+				if !apierrors.IsNotFound(err) {
+					s.err = m.explain(fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err), "get", "", "v1", kind, namespace)
+				}
+				return
+			}
 		}
 		s.data, s.ok = map[string]string{}, true
 		raw, _ := o["data"].(map[string]any)

@@ -1,0 +1,226 @@
+// Package diffbench compares `helm drift diff upgrade` with `helm diff upgrade --three-way-merge`
+// (helm-diff v3.13.2, the alternative a user would pick) on a 1,000-object release in the real
+// test environment, in one run: wall time, API requests, peak memory and whether out-of-band
+// edits are found. Run by make bench (-compare); skipped otherwise.
+package diffbench
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/cli"
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+var (
+	compare = flag.Bool("compare", false, "install a 1,000-object release in the test environment and compare helm-drift diff with helm-diff")
+	runs    = flag.Int("runs", 3, "runs of each tool; the median is reported")
+)
+
+// run is one measured command.
+type run struct {
+	wall   time.Duration
+	maxRSS int64 // KiB, of the process itself
+	out    string
+	stderr string
+	code   int
+}
+
+func measure(t *testing.T, env []string, name string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start), out: out.String(), stderr: errOut.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = ru.Maxrss
+	}
+	return r
+}
+
+func median(rs []run) run {
+	slices.SortFunc(rs, func(a, b run) int { return int(a.wall - b.wall) })
+	return rs[len(rs)/2]
+}
+
+func TestDiffCompare(t *testing.T) {
+	if !*compare {
+		t.Skip("run with -compare (make bench)")
+	}
+	root := testenv.RepoRoot()
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	bin := filepath.Join(t.TempDir(), "helm-drift")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/helm-drift")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	helm := env.HelmBin("helm3")
+	helmDiff := filepath.Join(filepath.Dir(helm), "helm-diff")
+	if _, err := os.Stat(helmDiff); err != nil {
+		t.Fatalf("helm-diff is not built: run scripts/tools.sh (%v)", err)
+	}
+	// helm-diff as a Helm plugin, the way users run it.
+	home := t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	os.MkdirAll(filepath.Join(plugins, "diff", "bin"), 0o755)
+	os.WriteFile(filepath.Join(plugins, "diff", "plugin.yaml"), []byte("name: diff\nversion: 3.13.2\nusage: helm-diff\ndescription: helm-diff v3.13.2\nuseTunnel: true\ncommand: $HELM_PLUGIN_DIR/bin/diff\n"), 0o644)
+	os.Symlink(helmDiff, filepath.Join(plugins, "diff", "bin", "diff"))
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HELM_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+			base = append(base, kv)
+		}
+	}
+	base = append(base, "KUBECONFIG="+env.Kubeconfig, "HELM_PLUGINS="+plugins, "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"), "NO_COLOR=1")
+
+	chart := filepath.Join(root, "testdata/charts/bulk")
+	const ns = "bench"
+	start := time.Now()
+	if r := measure(t, base, helm, "install", "bulk", chart, "-n", ns, "--create-namespace", "--timeout", "10m"); r.code != 0 {
+		t.Fatalf("helm install: %s", r.stderr)
+	}
+	t.Logf("helm install of the 1,000-object release: %v", time.Since(start).Round(time.Millisecond))
+	tmpl := measure(t, base, helm, "template", "bulk", chart, "-n", ns)
+	manifestSize := len(tmpl.out)
+
+	// Out of band: an env var added with server-side apply by another manager, and an annotation.
+	ctx := context.Background()
+	apply := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app-007"},"spec":{"selector":{"matchLabels":{"app":"app-007"}},
+		"template":{"metadata":{"labels":{"app":"app-007"}},"spec":{"containers":[{"name":"web","env":[{"name":"INJECTED_BY_SIDECAR","value":"1"}]}]}}}}`
+	if _, err := env.Dynamic.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).Namespace(ns).
+		Patch(ctx, "app-007", types.ApplyPatchType, []byte(apply), metav1.PatchOptions{FieldManager: "sidecar-injector"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Kube.CoreV1().ConfigMaps(ns).Patch(ctx, "app-011-settings", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"bench.example.com/edited-by-hand":"yes"}}}`), metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
+		t.Fatal(err)
+	}
+
+	upgrade := []string{"upgrade", "bulk", chart, "-n", ns, "--set", "image=nginx:1.28"}
+	measureAll := func(name string, args ...string) run {
+		var rs []run
+		for i := 0; i < *runs; i++ {
+			rs = append(rs, measure(t, base, name, args...))
+		}
+		return median(rs)
+	}
+	offline := measureAll(bin, append(append([]string{"diff"}, upgrade...), "--normalize", "offline", "--stats", "-o", "json")...)
+	auto := measureAll(bin, append(append([]string{"diff"}, upgrade...), "--stats", "-o", "json")...)
+	hd := measureAll(helm, append([]string{"diff"}, append(upgrade, "--three-way-merge")...)...)
+	for _, r := range []run{offline, auto} {
+		if r.code != 2 {
+			t.Fatalf("helm-drift diff: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	if hd.code != 0 && hd.code != 2 {
+		t.Fatalf("helm diff: exit %d\n%s", hd.code, hd.stderr)
+	}
+
+	heapPeak := inProcessPeak(t, append([]string{"diff"}, append(upgrade, "--normalize", "offline", "-o", "json", "--kubeconfig", env.Kubeconfig)...))
+
+	found := func(out string) string {
+		return fmt.Sprintf("env var %s, annotation %s", yes(strings.Contains(out, "INJECTED_BY_SIDECAR")), yes(strings.Contains(out, "bench.example.com/edited-by-hand")))
+	}
+	requests := func(r run) string {
+		m := regexp.MustCompile(`(\d+) requests: (\d+) LIST`).FindStringSubmatch(r.stderr)
+		if m == nil {
+			return "?"
+		}
+		return fmt.Sprintf("%s LIST of %s requests", m[2], m[1])
+	}
+	var rep struct {
+		Divergences int `json:"divergences"`
+		Objects     []any
+	}
+	json.Unmarshal([]byte(offline.out), &rep)
+	w := io.Writer(os.Stdout)
+	fmt.Fprintf(w, "\ndiff of a %d-object release (%d KB rendered manifest), helm upgrade --set image=nginx:1.28 plus two out-of-band edits,\n", len(rep.Objects), manifestSize/1024)
+	fmt.Fprintf(w, "local API server, median of %d runs (GOMAXPROCS %d):\n", *runs, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "  %-44s %8s  %-28s %-14s %s\n", "", "wall", "API requests", "peak RSS", "found out-of-band")
+	fmt.Fprintf(w, "  %-44s %8s  %-28s %-14s %s\n", "helm drift diff upgrade --normalize offline", offline.wall.Round(time.Millisecond), requests(offline), mib(offline.maxRSS), found(offline.out))
+	fmt.Fprintf(w, "  %-44s %8s  %-28s %-14s %s\n", "helm drift diff upgrade (auto: dry-runs)", auto.wall.Round(time.Millisecond), requests(auto), mib(auto.maxRSS), found(auto.out))
+	fmt.Fprintf(w, "  %-44s %8s  %-28s %-14s %s\n", "helm diff upgrade --three-way-merge", hd.wall.Round(time.Millisecond), "-", mib(hd.maxRSS)+" (helm)", found(hd.out))
+	fmt.Fprintf(w, "  wall-time ratio helm-drift/helm-diff: offline %.2f, auto %.2f (target <= 0.50)\n",
+		offline.wall.Seconds()/hd.wall.Seconds(), auto.wall.Seconds()/hd.wall.Seconds())
+	fmt.Fprintf(w, "  in-process heap peak of helm-drift diff (offline): %s = %.1fx the rendered manifest (target < 5x); process peak RSS %.0fx\n",
+		mib(heapPeak/1024), float64(heapPeak)/float64(manifestSize), float64(offline.maxRSS*1024)/float64(manifestSize))
+	fmt.Fprintf(w, "  kinds x namespaces in the release: 4 (ConfigMap, Secret, Service, Deployment in %s); Helm's release storage read is one more LIST of Secrets\n", ns)
+	if !strings.Contains(offline.out, "INJECTED_BY_SIDECAR") || !strings.Contains(offline.out, "bench.example.com/edited-by-hand") {
+		t.Errorf("helm-drift diff missed an out-of-band edit")
+	}
+}
+
+// inProcessPeak runs helm-drift in this process and returns the peak heap in use above the
+// heap before it, sampled every millisecond.
+func inProcessPeak(t *testing.T, args []string) int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := int64(ms.HeapInuse)
+	peak := base
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				peak = max(peak, int64(m.HeapInuse))
+			}
+		}
+	}()
+	code := cli.Run(args, strings.NewReader(""), io.Discard, io.Discard)
+	close(done)
+	<-stopped
+	if code != 2 {
+		t.Fatalf("in-process diff: exit %d", code)
+	}
+	return peak - base
+}
+
+func yes(b bool) string {
+	if b {
+		return "found"
+	}
+	return "MISSED"
+}
+
+func mib(kib int64) string { return strconv.FormatFloat(float64(kib)/1024, 'f', 1, 64) + " MiB" }
