@@ -105,7 +105,8 @@ func cells(d Row) (field, chart, cluster, upgrade string) {
 }
 
 func writeTable(w io.Writer, r *Report, colour bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.StripEscape)
+	var buf strings.Builder
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	header := false
 	for _, o := range r.Objects {
 		for _, d := range o.Rows {
@@ -114,15 +115,23 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 				header = true
 			}
 			field, chart, cluster, upgrade := cells(d)
-			class := string(d.Class)
-			if colour {
-				// tabwriter passes text between 0xff bytes through with no width.
-				class = "\xff\x1b[" + classColour[d.Class] + "m\xff" + class + "\xff\x1b[0m\xff"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, class, field, oneLine(chart), oneLine(cluster), upgrade)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, d.Class, field, oneLine(chart), oneLine(cluster), upgrade)
 		}
 	}
 	tw.Flush()
+	lines := strings.SplitAfter(buf.String(), "\n")
+	for i, line := range lines {
+		if colour && i > 0 {
+			// Coloured after alignment: tabwriter would count the escape codes as width.
+			for class, c := range classColour {
+				if strings.Contains(line, "  "+string(class)+"  ") {
+					line = strings.Replace(line, "  "+string(class)+"  ", "  \x1b["+c+"m"+string(class)+"\x1b[0m  ", 1)
+					break
+				}
+			}
+		}
+		io.WriteString(w, line)
+	}
 	for _, p := range r.Prune {
 		fmt.Fprintf(w, "TO PRUNE  %s%s\n", p.Object, pruneNote(p))
 	}
@@ -186,6 +195,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 	}
 	for _, p := range r.Prune {
 		fmt.Fprintf(w, "- to prune: %s%s\n", md(p.Object), md(pruneNote(p)))
+	}
+	if len(r.Prune) > 0 {
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s\n\n", md(summary(r)))
 }

@@ -78,10 +78,10 @@ type comparer struct {
 func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
 	switch {
 	case !inA:
-		c.leaves(path, pattern, ptr, b, ClusterOnly, parentB)
+		c.leaves(path, pattern, ptr, s, b, ClusterOnly, parentB)
 		return
 	case !inB:
-		c.leaves(path, pattern, ptr, a, ChartOnly, nil)
+		c.leaves(path, pattern, ptr, s, a, ChartOnly, nil)
 		return
 	}
 	am, aIsMap := a.(map[string]any)
@@ -215,8 +215,8 @@ func keyOf(e map[string]any, keys []string) string {
 }
 
 // leaves records every leaf under v as cls; a cluster-only leaf that is an API-server default
-// is compared but no divergence.
-func (c *comparer) leaves(path, pattern, ptr string, v any, cls Class, parent map[string]any) {
+// is compared but no divergence. List elements are named by their merge keys, as in list.
+func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, v any, cls Class, parent map[string]any) {
 	if cls == ClusterOnly && isDefault(c.kind, pattern, v, parent) {
 		c.res.Compared++
 		return
@@ -224,14 +224,23 @@ func (c *comparer) leaves(path, pattern, ptr string, v any, cls Class, parent ma
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), t[k], cls, t)
+			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), field(s, k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
 		}
 	case []any:
+		keys := mergeKeys(s)
+		var elems *openapi.ResourceSchema
+		if s != nil {
+			elems = s.Elements()
+		}
 		for i, e := range t {
-			c.leaves(fmt.Sprintf("%s[%d]", path, i), pattern+"[]", ptr+"/"+strconv.Itoa(i), e, cls, nil)
+			name := fmt.Sprintf("%s[%d]", path, i)
+			if m, ok := e.(map[string]any); ok && len(keys) > 0 && allMaps(t) {
+				name = path + "[" + keyOf(withKeyDefaults(m, keys), keys) + "]"
+			}
+			c.leaves(name, pattern+"[]", ptr+"/"+strconv.Itoa(i), elems, e, cls, nil)
 		}
 		if len(t) > 0 {
 			return

@@ -1,0 +1,82 @@
+package diff
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// sample is a report with one row of each kind the formats print differently.
+func sample() *Report {
+	agree, differ := true, false
+	return &Report{Release: "web", Namespace: "apps", Revision: 3, Normalize: Auto, Apply: "server-side", Divergences: 6, Compared: 64,
+		Counts: map[drift.Class]int{drift.Differs: 2, drift.ChartOnly: 1, drift.ClusterOnly: 2, drift.Shadows: 2}, PendingDeletions: 1,
+		Objects: []Object{
+			{Object: "ConfigMap apps/web-extra", Missing: true, Normalize: "-", Compared: 1, Rows: []Row{
+				{Class: drift.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"}}},
+			{Object: "Deployment.apps apps/web", Normalize: Server, Compared: 60, Rows: []Row{
+				{Class: drift.Differs, Path: "spec.replicas", Pointer: "/spec/replicas", Chart: int64(2), Cluster: int64(3), Why: "conflict with kubectl-patch: helm upgrade fails unless --force-conflicts", Managers: []string{"kubectl-patch"}},
+				{Class: drift.ClusterOnly, Path: "spec.template.metadata.annotations.old", Pointer: "/spec/template/metadata/annotations/old", Cluster: "1", PendingDeletion: true, Resolved: true, Why: "removes it (in the last release, not in the new render)"},
+				{Class: drift.ClusterOnly, Path: "spec.template.spec.containers[name=web].livenessProbe.initialDelaySeconds", Cluster: int64(30), Inert: true, Why: "kept: the chart does not state it"},
+				{Class: drift.Shadows, Path: "spec.template.spec.containers[name=web].env[name=LOG_LEVEL]", From: "ConfigMap web-settings", Agree: &agree, Why: "kept"},
+				{Class: drift.Shadows, Path: "spec.template.spec.containers[name=web].env[name=TOKEN]", From: "Secret web-creds", Agree: &differ, Redacted: true, Why: "kept"}}},
+			{Object: "Secret apps/web-creds", Normalize: "offline (dry-run forbidden: no create on secrets)", Compared: 3, Rows: []Row{
+				{Class: drift.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, Resolved: true, Why: "resets it to the chart's value"}}},
+		},
+		Prune: []Prune{{Object: "ConfigMap apps/legacy", Live: true}, {Object: "ConfigMap apps/kept", Keep: true, Live: true}},
+	}
+}
+
+func TestWriteGolden(t *testing.T) {
+	for _, format := range []string{"table", "markdown", "counts", "json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Write(&b, []*Report{sample()}, format, false); err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "report."+format)
+			if *update {
+				os.WriteFile(golden, b.Bytes(), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/diff -update)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("-o %s:\n%s\nwant:\n%s", format, b.String(), want)
+			}
+		})
+	}
+}
+
+// TestCountsPrintNoKeyOrValue: -o counts is safe for public CI logs.
+func TestCountsPrintNoKeyOrValue(t *testing.T) {
+	var b bytes.Buffer
+	Write(&b, []*Report{sample()}, "counts", false)
+	for _, leak := range []string{"replicas", "LOG_LEVEL", "password", "web-creds", "kubectl-patch", "annotations"} {
+		if strings.Contains(b.String(), leak) {
+			t.Errorf("-o counts printed %q:\n%s", leak, b.String())
+		}
+	}
+}
+
+// TestColour: the classes are coloured when asked, and the columns still line up.
+func TestColour(t *testing.T) {
+	var plain, coloured bytes.Buffer
+	Write(&plain, []*Report{sample()}, "table", false)
+	Write(&coloured, []*Report{sample()}, "table", true)
+	if !strings.Contains(coloured.String(), "\x1b[33mDIFFERS\x1b[0m") || strings.Contains(plain.String(), "\x1b[") {
+		t.Fatalf("colour:\n%q", coloured.String())
+	}
+	stripped := strings.NewReplacer("\x1b[33m", "", "\x1b[32m", "", "\x1b[31m", "", "\x1b[35m", "", "\x1b[0m", "").Replace(coloured.String())
+	if stripped != plain.String() {
+		t.Errorf("coloured table does not line up with the plain one:\n%s\n%s", stripped, plain.String())
+	}
+}

@@ -1,0 +1,150 @@
+package diff
+
+import (
+	"testing"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
+)
+
+const lastManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  template:
+    metadata:
+      annotations: {old: "1"}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+const newManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx
+`
+
+// liveDeployment is the cluster's object: replicas changed by kubectl-patch, an env entry added
+// by sidecar-injector, the old annotation still there; Helm's manager is helm, with op.
+func liveDeployment(t *testing.T, op string) map[string]any {
+	t.Helper()
+	var obj map[string]any
+	err := sigsyaml.Unmarshal([]byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+  annotations: {meta.helm.sh/release-name: web}
+  managedFields:
+  - manager: helm
+    operation: `+op+`
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:metadata: {f:annotations: {f:meta.helm.sh/release-name: {}}}
+      f:spec:
+        f:template:
+          f:metadata: {f:annotations: {f:old: {}}}
+          f:spec:
+            f:containers:
+              k:{"name":"web"}: {.: {}, f:image: {}, f:name: {}}
+  - manager: kubectl-patch
+    operation: Update
+    fieldsType: FieldsV1
+    fieldsV1: {f:spec: {f:replicas: {}}}
+  - manager: sidecar-injector
+    operation: Apply
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:spec:
+        f:template:
+          f:spec:
+            f:containers:
+              k:{"name":"web"}:
+                f:env:
+                  k:{"name":"X"}: {.: {}, f:name: {}, f:value: {}}
+spec:
+  replicas: 3
+  template:
+    metadata:
+      annotations: {old: "1"}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+        env:
+        - {name: X, value: "1"}
+`), &obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestPredict(t *testing.T) {
+	desired, err := objectsOf(newManifest, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _ := objectsOf(lastManifest, "last")
+	for _, tc := range []struct {
+		op   string
+		want map[string]string // path → resolved + why
+	}{
+		{"Update", map[string]string{ // Helm 3: three-way merge
+			"spec.replicas":                                             "true resets it to the chart's value",
+			"spec.template.metadata.annotations.old":                    "true removes it (in the last release, not in the new render)",
+			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it",
+		}},
+		{"Apply", map[string]string{ // Helm 4: server-side apply
+			"spec.replicas":                                             "false conflict with kubectl-patch: helm upgrade fails unless --force-conflicts",
+			"spec.template.metadata.annotations.old":                    "true removes it (in the last release, not in the new render)",
+			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it (set by sidecar-injector)",
+		}},
+	} {
+		t.Run(tc.op, func(t *testing.T) {
+			tg := &target{ob: desired[0], prev: &last[0], live: liveDeployment(t, tc.op)}
+			tg.id.Namespace = "apps"
+			tm := kyaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+			d, _ := desired[0].Decode()
+			chart := drift.Normalize(withNamespace(d, "apps"), "apps")
+			res := drift.Compare(tm, chart, drift.Normalize(tg.live, ""))
+			p := (&measure{}).predictor(tm, tg, d, chart)
+			if p.serverSide != (tc.op == "Apply") {
+				t.Errorf("serverSide = %v", p.serverSide)
+			}
+			seen := 0
+			for _, dv := range res.Divergences {
+				row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer}
+				p.predict(&row)
+				want, ok := tc.want[row.Path]
+				if !ok {
+					continue
+				}
+				seen++
+				got := map[bool]string{true: "true ", false: "false "}[row.Resolved] + row.Why
+				if got != want {
+					t.Errorf("%s: %q, want %q", row.Path, got, want)
+				}
+				if row.Path == "spec.template.metadata.annotations.old" && !row.PendingDeletion {
+					t.Errorf("%s: not marked pending deletion", row.Path)
+				}
+			}
+			if seen != len(tc.want) {
+				t.Errorf("saw %d of the %d rows: %+v", seen, len(tc.want), res.Divergences)
+			}
+		})
+	}
+}
