@@ -378,7 +378,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 	o.Compared = res.Compared
 
-	p := m.predictor(tm, t, chartSide, chart)
+	p := m.predictor(tm, t, desired)
 	for _, dv := range res.Divergences {
 		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert}
 		p.predict(&row)

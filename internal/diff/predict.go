@@ -36,15 +36,11 @@ type predictor struct {
 	stringData map[string]bool
 }
 
-func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[string]any) *predictor {
+func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any) *predictor {
 	p := &predictor{builtIn: drift.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
 	p.managers = ownership.Fields(t.live)
 	if h, ok := ownership.Helm(t.live, p.managers); ok && h.Operation == "Apply" {
 		p.serverSide, p.helm = true, h
-	}
-	desired, err := t.ob.Decode()
-	if err != nil {
-		return p
 	}
 	if sd, ok := desired["stringData"].(map[string]any); ok && t.ob.Kind == "Secret" {
 		p.stringData = map[string]bool{}
@@ -61,7 +57,7 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, chartSide, chart map[s
 	}
 	p.hasPrevious = true
 	ns := t.id.Namespace
-	res := drift.Compare(tm, drift.Normalize(withNamespace(desired, ns), ns), drift.Normalize(withNamespace(prev, ns), ns))
+	res := drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {
 		if d.Class == drift.ClusterOnly {
 			p.dropped[d.Path] = true

@@ -121,7 +121,7 @@ func TestPredict(t *testing.T) {
 			d, _ := desired[0].Decode()
 			chart := drift.Normalize(withNamespace(d, "apps"), "apps")
 			res := drift.Compare(tm, chart, drift.Normalize(tg.live, ""))
-			p := (&measure{}).predictor(tm, tg, d, chart)
+			p := (&measure{}).predictor(tm, tg, withNamespace(d, "apps"))
 			if p.serverSide != (tc.op == "Apply") {
 				t.Errorf("serverSide = %v", p.serverSide)
 			}

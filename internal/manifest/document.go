@@ -129,6 +129,13 @@ func (d *Document) sepHasContent() bool {
 	return len(rest) > 0 && rest[0] != '#'
 }
 
+// YAML returns the document's YAML text (without a byte-order mark), for decoders that do not
+// need Node's tree; it does not parse the document.
+func (d *Document) YAML() []byte { return d.yamlText() }
+
+// Parsed reports whether Node has parsed the document already.
+func (d *Document) Parsed() bool { return d.parsed }
+
 // yamlText is the document's YAML without a byte-order mark, the separator's content included.
 func (d *Document) yamlText() []byte {
 	body := bytes.TrimPrefix(d.Body, bom)

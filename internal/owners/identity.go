@@ -77,6 +77,14 @@ func (o Object) Parsed() (*yaml.Node, error) {
 // Decode returns the object as JSON-like maps (numbers as float64, as the API server returns
 // them), for comparing with live objects and reading specs.
 func (o Object) Decode() (map[string]any, error) {
+	if o.Node == nil && o.Item < 0 && !o.Doc.Parsed() {
+		// A whole document nobody parsed: decode its text directly, keeping no tree.
+		var m map[string]any
+		if err := sigsyaml.Unmarshal(o.Doc.YAML(), &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Where(), err)
+		}
+		return m, nil
+	}
 	n, err := o.Parsed()
 	if err != nil {
 		return nil, err
