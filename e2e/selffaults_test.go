@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// cutProxy forwards to the test API server until the n-th write (POST, PUT, PATCH, DELETE):
+// that one is cut off before it reaches the server or, with delivered, after the server applied
+// it and before the answer comes back; every request after it fails too, as if the process had
+// been killed at that step.
+func cutProxy(t *testing.T, n int, delivered bool) string {
+	t.Helper()
+	target, err := url.Parse(cluster.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	var mu sync.Mutex
+	writes, cut := 0, false
+	drop := func(w http.ResponseWriter) {
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.Method != http.MethodGet {
+			writes++
+		}
+		this := !cut && writes == n && r.Method != http.MethodGet
+		wasCut := cut
+		cut = cut || this
+		mu.Unlock()
+		switch {
+		case wasCut:
+			drop(w)
+		case this && delivered:
+			proxy.ServeHTTP(httptest.NewRecorder(), r)
+			drop(w)
+		case this:
+			drop(w)
+		default:
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return tokenKubeconfig(t, srv.URL, cluster.Config.BearerToken)
+}
+
+// TestSelfResumeFaults: `self resume` cut off at each of its two writes (the values Secret, the
+// HelmRelease patch), before and after the server applied it, fails saying what it could not
+// do; run again, it converges: the Secret holds the user's values once, the HelmRelease is
+// resumed, and helm-controller adopts the release exactly once (revision 2).
+func TestSelfResumeFaults(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
+	for _, tc := range []struct {
+		write     int
+		delivered bool
+	}{{1, false}, {1, true}, {2, false}, {2, true}} {
+		t.Run(fmt.Sprintf("write%d-delivered=%v", tc.write, tc.delivered), func(t *testing.T) {
+			t.Parallel()
+			ns := cluster.Namespace(t)
+			ctx := context.Background()
+			repo := "oci://" + cluster.Registry + "/self-" + ns
+			h.run(t, false, nil, "push", tgz, repo, "--plain-http")
+			args := []string{"install", "app", tgz, "-n", ns, "--set", "greeting=custom",
+				"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+			args = append(args, postRendererArgs("--self", "--release=app", "--namespace="+ns, "--self-repository="+repo,
+				"--self-insecure", "--kubeconfig="+cluster.Kubeconfig, "--install")...)
+			h.run(t, false, nil, args...)
+
+			out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cutProxy(t, tc.write, tc.delivered), "--request-timeout=5s")
+			if err == nil {
+				t.Fatalf("resume cut at write %d succeeded:\n%s", tc.write, out)
+			}
+			want := map[int]string{1: "values Secret " + ns + "/app-values", 2: "resume HelmRelease " + ns + "/app"}[tc.write]
+			if !strings.Contains(errOut, want) {
+				t.Errorf("resume cut at write %d: the message does not say what failed (want %q):\n%s", tc.write, want, errOut)
+			}
+
+			out, errOut, err = selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+			if err != nil {
+				t.Fatalf("resume again: %v\n%s%s", err, out, errOut)
+			}
+			secret, err := cluster.Kube.CoreV1().Secrets(ns).Get(ctx, "app-values", metav1.GetOptions{})
+			if err != nil || string(secret.Data["values.yaml"]) != "greeting: custom\n" {
+				t.Fatalf("values Secret after the re-run: %v %q", err, secret.Data["values.yaml"])
+			}
+			hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, _, _ := unstructured.NestedBool(hr.Object, "spec", "suspend"); s {
+				t.Fatalf("the HelmRelease is still suspended after the re-run")
+			}
+			waitRevision(t, ns, 2, "helm-controller adopts the release once")
+			checkConfig(t, ns, "custom", "1.0")
+			revisions, err := cluster.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=app"})
+			if err != nil || len(revisions.Items) != 2 {
+				t.Errorf("Helm revisions after the re-run: %v %d, want 2", err, len(revisions.Items))
+			}
+		})
+	}
+}
