@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The planted secret values: distinctive, each of a length (72, 69) that no other output of
@@ -132,4 +134,68 @@ spec:
 			t.Errorf("%s: printed nothing at all (the check would prove nothing)", name)
 		}
 	}
+}
+
+// TestDiffSecretsNeverLeak: Secrets installed with the real helm CLI, then edited by hand (a
+// changed value, a live-only key, a last-applied-configuration annotation holding the data), a
+// Secret env source shadowed by an inline entry, and an upgrade whose Secret the API server
+// refuses as Invalid: diff upgrade and diff release, in every output mode and normalisation,
+// --all, --stats and the error paths, never print a marker, its base64, nor its length.
+func TestDiffSecretsNeverLeak(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	chart := filepath.Join(repoRoot, "testdata/charts/secretapp")
+	h.run(t, false, nil, "install", "app", chart, "-n", ns, "--set", "password="+markerData, "--set", "token="+markerValues)
+
+	edited := strings.Replace(markerData, "DATA", "EDIT", 1)
+	lastApplied := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","stringData":{"password":%q}}`, markerData)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":%q,"note":%q}},"stringData":{"password":%q,"extra":%q}}`,
+		lastApplied, markerValues, edited, markerValues)
+	if _, err := cluster.Kube.CoreV1().Secrets(ns).Patch(ctx, "app-data", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Kube.CoreV1().Secrets(ns).Patch(ctx, "app-string", types.MergePatchType, []byte(`{"stringData":{"TOKEN":"`+edited+`"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var leakParts []string
+	for _, m := range []string{markerData, markerValues, edited} {
+		leakParts = append(leakParts, regexp.QuoteMeta(m), regexp.QuoteMeta(base64.StdEncoding.EncodeToString([]byte(m))), `\b`+strconv.Itoa(len(m))+`\b`)
+	}
+	leaks := regexp.MustCompile(`SECRET-|` + strings.Join(leakParts, "|"))
+	kube := []string{"-n", ns, "--kubeconfig", cluster.Kubeconfig}
+	upgrade := append([]string{"upgrade", "app", chart, "--set", "password=" + markerData, "--set", "token=" + markerValues}, kube...)
+	release := append([]string{"release", "app"}, kube...)
+	runs := 0
+	check := func(args []string, wantCode int) {
+		t.Helper()
+		out, errOut, code := diffBinary(t, args...)
+		runs++
+		if m := leaks.FindString(out + errOut); m != "" {
+			t.Errorf("diff %s (exit %d) leaks %q:\n%s%s", strings.Join(args, " "), code, m, out, errOut)
+		}
+		if code != wantCode {
+			t.Errorf("diff %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out, errOut)
+		}
+	}
+	for _, base := range [][]string{upgrade, release} {
+		for _, format := range []string{"table", "json", "yaml", "markdown", "counts"} {
+			for _, mode := range []string{"offline", "server"} {
+				check(append(append([]string{}, base...), "-o", format, "--normalize", mode, "--stats"), 2)
+			}
+		}
+	}
+	for _, format := range []string{"table", "json", "yaml", "markdown", "counts"} {
+		check(append([]string{"release", "--all", "-o", format}, kube...), 2)
+	}
+	// Error paths: the API server refuses the new render's pull Secret as Invalid, quoting what
+	// it can; a values file that does not parse; a release that does not exist.
+	bad := append(append([]string{}, upgrade...), "--set", "dockerconfig=not-json-"+markerValues, "--normalize", "server")
+	check(bad, 3)
+	badValues := filepath.Join(t.TempDir(), "values.yaml")
+	os.WriteFile(badValues, []byte("password: ["+markerData+"\n"), 0o644)
+	check(append(append([]string{}, upgrade...), "-f", badValues), 1)
+	check(append([]string{"release", "nope"}, kube...), 1)
+	t.Logf("%d diff runs checked for leaks", runs)
 }

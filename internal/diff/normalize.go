@@ -34,7 +34,13 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 				return drift.Unallocate(t.ob.Kind, out, desired, t.ob.Name), Server, nil
 			}
 			var status apierrors.APIStatus
-			if m.in.Normalize == Server || !errors.As(err, &status) {
+			isStatus := errors.As(err, &status)
+			if isStatus && t.ob.Kind == "Secret" && group == "" && !apierrors.IsForbidden(err) {
+				// The API server's message may quote a value (an Invalid error does): say only
+				// what kind of refusal it was.
+				err = fmt.Errorf("dry-run create refused: %d %s (the message is not shown for a Secret)", status.Status().Code, apierrors.ReasonForError(err))
+			}
+			if m.in.Normalize == Server || !isStatus {
 				return nil, "", m.explain(err, "create (Kubernetes authorises a dry-run like the real write; or use --normalize offline)", group, version, t.ob.Kind, t.id.Namespace)
 			}
 			if !apierrors.IsForbidden(err) {

@@ -258,7 +258,10 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 
 // add records a divergence, without values under a Secret's data.
 func (c *comparer) add(d Divergence) {
-	if c.secret && (strings.HasPrefix(d.Path, "data.") || strings.HasPrefix(d.Path, "stringData.") || d.Path == "data" || d.Path == "stringData") {
+	// A Secret's annotations can carry its data too (kubectl's last-applied-configuration, or a
+	// tool's own): their values are not shown either.
+	if c.secret && (strings.HasPrefix(d.Path, "data.") || strings.HasPrefix(d.Path, "stringData.") || d.Path == "data" || d.Path == "stringData" ||
+		strings.HasPrefix(d.Path, "metadata.annotations.") || d.Path == "metadata.annotations") {
 		d.Chart, d.Cluster, d.Redacted = nil, nil, true
 	}
 	c.res.Divergences = append(c.res.Divergences, d)
