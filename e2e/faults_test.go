@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,35 @@ func TestOwnersClusterFaults(t *testing.T) {
 				}
 				if cmdName == "render" && stdout != "" {
 					t.Errorf("render under %s wrote to stdout", fault)
+				}
+			}
+		})
+	}
+}
+
+// TestDiffClusterFaults: whatever the API server does to the LIST of one kind of the release
+// (slow past --request-timeout, 429 throttling, 404 for a kind that went away, a dropped
+// connection as when the server stops mid-run), diff ends with exit 3 and names the kind it
+// could not measure. Never clean.
+func TestDiffClusterFaults(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns)
+	for _, fault := range []string{"slow", "throttled", "gone", "dropped"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			kubeconfig := faultProxy(t, fault)
+			for _, args := range [][]string{
+				{"release", "web"},
+				{"upgrade", "web", filepath.Join(repoRoot, "testdata/charts/webapp")},
+				{"release", "--all"},
+			} {
+				out, errOut, code := diffBinary(t, append(args, "-n", ns, "--kubeconfig", kubeconfig, "--request-timeout=1s", "--normalize", "offline")...)
+				if code != 3 || !strings.Contains(errOut, "could not measure") || !strings.Contains(errOut, "configmaps") {
+					t.Errorf("diff %s under %s: exit %d (want 3, naming configmaps)\nstdout: %s\nstderr: %s", strings.Join(args, " "), fault, code, out, errOut)
+				}
+				if strings.Contains(out, "0 divergences") {
+					t.Errorf("diff %s under %s reported clean:\n%s", strings.Join(args, " "), fault, out)
 				}
 			}
 		})

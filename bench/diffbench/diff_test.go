@@ -176,7 +176,7 @@ func TestDiffCompare(t *testing.T) {
 		offline.wall.Seconds()/hd.wall.Seconds(), auto.wall.Seconds()/hd.wall.Seconds())
 	fmt.Fprintf(w, "  in-process heap peak of helm-drift diff (offline): %s = %.1fx the rendered manifest (target < 5x); process peak RSS %.0fx\n",
 		mib(heapPeak/1024), float64(heapPeak)/float64(manifestSize), float64(offline.maxRSS*1024)/float64(manifestSize))
-	fmt.Fprintf(w, "  kinds x namespaces in the release: 4 (ConfigMap, Secret, Service, Deployment in %s); Helm's release storage read is one more LIST of Secrets\n", ns)
+	fmt.Fprintf(w, "  kinds x namespaces in the release: 4 (ConfigMap, Secret, Service, Deployment in %s); the other LISTs are the Helm SDK reading its release storage\n", ns)
 	if !strings.Contains(offline.out, "INJECTED_BY_SIDECAR") || !strings.Contains(offline.out, "bench.example.com/edited-by-hand") {
 		t.Errorf("helm-drift diff missed an out-of-band edit")
 	}
