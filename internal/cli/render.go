@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/helm-drift/helm-drift/internal/config"
@@ -319,7 +320,9 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 // readInput reads the whole stream from stdin, refusing a terminal and anything past MaxInput.
 func readInput(in io.Reader) ([]byte, error) {
 	if f, ok := in.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		// A terminal, not any character device: /dev/null (or a closed stdin, which the Go
+		// runtime opens as /dev/null) is an empty stream.
+		if term.IsTerminal(int(f.Fd())) {
 			return nil, errors.New("stdin is a terminal: pipe a rendered stream in (helm template ... | helm-drift render ...) or use render as Helm's --post-renderer")
 		}
 	}

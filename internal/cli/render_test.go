@@ -173,3 +173,17 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestDevNullIsEmptyNotTerminal: /dev/null (what a closed stdin becomes) is an empty stream,
+// not refused as a terminal.
+func TestDevNullIsEmptyNotTerminal(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := readInput(f)
+	if err != nil || len(data) != 0 {
+		t.Errorf("readInput(/dev/null) = %q, %v; want empty, no error", data, err)
+	}
+}

@@ -1,27 +1,50 @@
 package drift
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// FuzzCompareSelf: any object compared with itself has no divergence, and nothing panics on
-// two different objects.
+// FuzzCompareSelf: any object compared with itself has no divergence, raw or normalised, and
+// nothing panics on two different objects, in the normaliser, the inert marker, the schema
+// defaulter (b as a CRD schema) or the dry-run clean-up. Seeded with every document of the
+// testdata streams.
 func FuzzCompareSelf(f *testing.F) {
 	f.Add([]byte(deploy), []byte("spec: {replicas: 3}"))
 	f.Add([]byte("spec:\n  ports: [{port: 80}, {port: 80, protocol: UDP}]\n"), []byte("spec: {ports: [1, {port: x}]}"))
+	f.Add([]byte("kind: Secret\nstringData: {a: b}\ndata: {a: Yw==}\n"), []byte("properties: {spec: {properties: {size: {default: 3}}}}"))
+	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for _, doc := range bytes.Split(data, []byte("\n---")) {
+			f.Add(doc, []byte("spec: {replicas: 3}"))
+		}
+	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		var ma, mb map[string]any
 		if sigsyaml.Unmarshal(a, &ma) != nil || sigsyaml.Unmarshal(b, &mb) != nil {
 			return
 		}
-		for _, tm := range []yaml.TypeMeta{{APIVersion: "apps/v1", Kind: "Deployment"}, {APIVersion: "v1", Kind: "Service"}, {}} {
+		for _, tm := range []yaml.TypeMeta{{APIVersion: "apps/v1", Kind: "Deployment"}, {APIVersion: "v1", Kind: "Service"}, {APIVersion: "v1", Kind: "Secret"}, {}} {
 			if r := Compare(tm, ma, ma); len(r.Divergences) != 0 {
 				t.Fatalf("%q against itself: %v", a, summary(r))
 			}
-			Compare(tm, ma, mb)
+			n := Normalize(ma, "ns")
+			if r := Compare(tm, n, Normalize(ma, "ns")); len(r.Divergences) != 0 {
+				t.Fatalf("%q normalised, against itself: %v", a, summary(r))
+			}
+			r := Compare(tm, ma, mb)
+			MarkInert(&r, ma, mb)
+			SchemaDefaults(ma, mb)
+			Unallocate(tm.Kind, ma, mb, "x")
 		}
 	})
 }
