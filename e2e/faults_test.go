@@ -102,3 +102,20 @@ func TestDiffClusterFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestSelfRenderUnreachable: render --self against a cluster that does not answer renders the
+// self HelmRelease suspended (the safe side of the bracket) and warns, naming the HelmRelease.
+func TestSelfRenderUnreachable(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	stream, _ := h.run(t, false, nil, "template", "app", "testdata/charts/selfapp", "-n", "apps")
+	for _, kubeconfig := range []string{filepath.Join(t.TempDir(), "missing"), tokenKubeconfig(t, "https://127.0.0.1:1", "x")} {
+		out, errOut := renderBinary(t, false, []byte(stream), "--self", "--release=app", "--namespace=apps",
+			"--self-repository=oci://registry.example/charts/app", "--kubeconfig="+kubeconfig, "--request-timeout=2s")
+		if !strings.Contains(out, "kind: HelmRelease") || !strings.Contains(out, "suspend: true") {
+			t.Errorf("unreachable cluster: the self HelmRelease is not rendered suspended:\n%s", out)
+		}
+		if !strings.Contains(errOut, "could not look up HelmRelease apps/app") || !strings.Contains(errOut, "rendering it suspended") {
+			t.Errorf("unreachable cluster: no warning naming the HelmRelease:\n%s", errOut)
+		}
+	}
+}
