@@ -157,14 +157,14 @@ func TestDiffMutationMatrix(t *testing.T) {
 		web + "|SHADOWS|" + env + "env[name=TOKEN]|agree=false|false|",
 	}
 	want := map[string][]string{
-		"helm3": append([]string{
-			"ConfigMap %s/zoo-settings|DIFFERS|data.LOG_LEVEL||true|",
-			"Secret %s/zoo-creds|DIFFERS|data.TOKEN||true|",
-			web + "|DIFFERS|spec.replicas||true|",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].name||false|",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].value||false|",
-			web + "|CLUSTER-ONLY|" + env + "livenessProbe.initialDelaySeconds|inert|false|",
-			"Widget.zoo.example.com %s/zoo-widget|DIFFERS|spec.color||false|",
+		"helm3": append([]string{ // client-side: a three-way merge resets what another manager changed
+			"ConfigMap %s/zoo-settings|DIFFERS|data.LOG_LEVEL||true|kubectl-patch",
+			"Secret %s/zoo-creds|DIFFERS|data.TOKEN||true|kubectl-patch",
+			web + "|DIFFERS|spec.replicas||true|kubectl-patch",
+			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].name||false|sidecar-injector",
+			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].value||false|sidecar-injector",
+			web + "|CLUSTER-ONLY|" + env + "livenessProbe.initialDelaySeconds|inert|false|kubectl-patch",
+			"Widget.zoo.example.com %s/zoo-widget|DIFFERS|spec.color||false|kubectl-patch", // a two-way merge for custom resources
 		}, common...),
 		"helm4": append([]string{
 			"ConfigMap %s/zoo-settings|DIFFERS|data.LOG_LEVEL||false|kubectl-patch",

@@ -103,3 +103,26 @@ echo "-- it is back: uid $(api "$cm" | jq -r .metadata.uid), Helm revision $(api
 api "$hr" | jq -r '.status.conditions[] | "  \(.type)=\(.status) (\(.reason)): \(.message | split("\n")[0])"'
 echo "-- helm-controller's log:"
 grep -h 'detected changes in cluster state' "$TESTENV_LOGS/helm-controller.log" | jq -r '"  \(.msg)"' | head -1 || true
+
+echo
+echo "### 3. diff: what a helm upgrade would and would not fix"
+echo
+ns=shop
+api -X POST -H 'Content-Type: application/json' "$TESTENV_SERVER/api/v1/namespaces" -d "{\"metadata\":{\"name\":\"$ns\"}}" >/dev/null
+echo "\$ helm install web testdata/charts/webapp -n $ns"
+"$helm" install web testdata/charts/webapp -n "$ns" >/dev/null
+drift() { "$root/bin/helm-drift" "$@" --kubeconfig "$KUBECONFIG"; }
+echo "\$ helm drift diff release web -n $ns"
+drift diff release web -n "$ns" | sed 's/^/  /' || true
+deploy="$TESTENV_SERVER/apis/apps/v1/namespaces/$ns/deployments/web"
+echo "\$ by hand: replicas 3; an env entry applied by a sidecar injector (server-side apply); ConfigMap web-settings deleted"
+api -X PATCH -H 'Content-Type: application/merge-patch+json' "$deploy?fieldManager=kubectl-patch" -d '{"spec":{"replicas":3}}' >/dev/null
+api -X PATCH -H 'Content-Type: application/apply-patch+yaml' "$deploy?fieldManager=sidecar-injector" \
+  -d '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","env":[{"name":"TRACING","value":"on"}]}]}}}}' >/dev/null
+api -X DELETE "$TESTENV_SERVER/api/v1/namespaces/$ns/configmaps/web-settings" >/dev/null
+echo "\$ helm drift diff upgrade web testdata/charts/webapp -n $ns --set image=nginx:1.28"
+drift diff upgrade web testdata/charts/webapp -n "$ns" --set image=nginx:1.28 | sed 's/^/  /' || true
+echo "\$ helm upgrade web testdata/charts/webapp -n $ns --set image=nginx:1.28"
+"$helm" upgrade web testdata/charts/webapp -n "$ns" --set image=nginx:1.28 >/dev/null
+echo "\$ helm drift diff release web -n $ns     # what the upgrade left: exactly the rows predicted \"no\""
+drift diff release web -n "$ns" | sed 's/^/  /' || true

@@ -106,7 +106,7 @@ type Row struct {
 	// what it would do.
 	Resolved bool   `json:"resolvedByUpgrade"`
 	Why      string `json:"upgrade"`
-	// Managers are the field managers that own the cluster's value (server-side releases).
+	// Managers are the field managers other than Helm's that own the cluster's value.
 	Managers []string `json:"managers,omitempty"`
 	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
 	// the two values agree (absent when they cannot be compared).

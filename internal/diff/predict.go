@@ -24,6 +24,7 @@ import (
 type predictor struct {
 	builtIn    bool
 	serverSide bool
+	// helm is Helm's field manager (found by the release annotation it owns).
 	helm       ownership.Manager
 	managers   []ownership.Manager
 	live       map[string]any
@@ -39,8 +40,9 @@ type predictor struct {
 func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any) *predictor {
 	p := &predictor{builtIn: drift.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
 	p.managers = ownership.Fields(t.live)
-	if h, ok := ownership.Helm(t.live, p.managers); ok && h.Operation == "Apply" {
-		p.serverSide, p.helm = true, h
+	if h, ok := ownership.Helm(t.live, p.managers); ok {
+		p.helm = h
+		p.serverSide = h.Operation == "Apply"
 	}
 	if sd, ok := desired["stringData"].(map[string]any); ok && t.ob.Kind == "Secret" {
 		p.stringData = map[string]bool{}
@@ -72,7 +74,7 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 func (p *predictor) predict(row *Row) {
 	var others []string
 	helmOwns := false
-	if p.serverSide && row.Class != drift.ChartOnly {
+	if row.Class != drift.ChartOnly {
 		for _, o := range ownership.Owners(p.live, p.managers, row.Pointer) {
 			if o.Name == p.helm.Name && o.Operation == p.helm.Operation {
 				helmOwns = true

@@ -106,7 +106,7 @@ func TestPredict(t *testing.T) {
 		{"Update", map[string]string{ // Helm 3: three-way merge
 			"spec.replicas":                                             "true resets it to the chart's value",
 			"spec.template.metadata.annotations.old":                    "true removes it (in the last release, not in the new render)",
-			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it",
+			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it (set by sidecar-injector)",
 		}},
 		{"Apply", map[string]string{ // Helm 4: server-side apply
 			"spec.replicas":                                             "false conflict with kubectl-patch: helm upgrade fails unless --force-conflicts",
