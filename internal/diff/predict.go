@@ -25,9 +25,9 @@ type predictor struct {
 	builtIn    bool
 	serverSide bool
 	// helm is Helm's field manager (found by the release annotation it owns).
-	helm       ownership.Manager
-	managers   []ownership.Manager
-	live       map[string]any
+	helm     ownership.Manager
+	managers []ownership.Manager
+	live     map[string]any
 	// dropped are the paths the last manifest has and the desired one does not; changed those
 	// the desired manifest sets to another value than the last one (or newly).
 	dropped, changed map[string]bool
