@@ -284,6 +284,21 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 		t.Errorf("exit %d (want 2), or the --set-file Secret value printed\n%s", code, out)
 	}
 
+	// A chart from an OCI registry, by version, over plain HTTP.
+	tgzDir := t.TempDir()
+	h.run(t, false, nil, "package", "testdata/charts/webapp", "-d", tgzDir)
+	repo := "oci://" + cluster.Registry + "/diff-" + ns
+	h.run(t, false, nil, "push", filepath.Join(tgzDir, "webapp-1.0.0.tgz"), repo, "--plain-http")
+	h.run(t, false, nil, "install", "oci-web", repo+"/webapp", "--version", "1.0.0", "--plain-http", "-n", ns)
+	out, errOut, code = diffBinary(t, "upgrade", "oci-web", repo+"/webapp", "--version", "1.0.0", "--plain-http", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if code != 0 || !strings.Contains(out, "0 divergences across") {
+		t.Errorf("diff upgrade from an OCI registry: exit %d\n%s%s", code, out, errOut)
+	}
+	_, errOut, code = diffBinary(t, "upgrade", "oci-web", repo+"/webapp", "--version", "9.9.9", "--plain-http", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if code != 1 || !strings.Contains(errOut, "chart "+repo+"/webapp") {
+		t.Errorf("a chart version that does not exist: exit %d (want 1, naming the chart)\n%s", code, errOut)
+	}
+
 	// Pruning: the new render drops zoo-legacy and zoo-kept.
 	out, _, code = diffBinary(t, "upgrade", "zoo", zooChart(), "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--set", "legacy=false")
 	if code != 2 || !strings.Contains(out, "TO PRUNE  ConfigMap "+ns+"/zoo-legacy\n") ||
@@ -303,7 +318,7 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = diffBinary(t, "release", "--all", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
-	if code != 2 || !hasRow(out, ns+"/web", "1/", "1", "0", "0", "0") || !hasRow(out, ns+"/zoo", "0/", "0", "0", "0", "2") ||
+	if code != 2 || !hasRow(out, ns+"/web", "1/", "1", "0", "0", "0") || !hasRow(out, ns+"/zoo", "0/", "0", "0", "0", "2") || !hasRow(out, ns+"/oci-web", "0/") ||
 		!strings.HasPrefix(out, "RELEASE") {
 		t.Errorf("diff release --all: exit %d\n%s%s", code, out, errOut)
 	}
@@ -318,7 +333,7 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 			found++
 		}
 	}
-	if found != 2 {
-		t.Errorf("diff release -A: %d rows of namespace %s, want 2\n%s", found, ns, out)
+	if found != 3 {
+		t.Errorf("diff release -A: %d rows of namespace %s, want 3\n%s", found, ns, out)
 	}
 }

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"sort"
@@ -101,16 +104,23 @@ type diffOptions struct {
 	kube          kubeOptions
 
 	// diff upgrade
-	valueOpts         values.Options
-	version           string
-	repo              string
-	devel             bool
-	postRenderer      string
-	postRendererArgs  []string
-	reuseValues       bool
-	resetValues       bool
-	resetThenReuse    bool
-	disableOpenAPIVal bool
+	valueOpts        values.Options
+	version          string
+	repo             string
+	devel            bool
+	postRenderer     string
+	postRendererArgs []string
+	reuseValues      bool
+	resetValues      bool
+	resetThenReuse   bool
+	registry         registryOptions
+}
+
+// registryOptions reach a chart repository or OCI registry, with helm upgrade's flags.
+type registryOptions struct {
+	plainHTTP, insecure, passCredentials bool
+	caFile, certFile, keyFile            string
+	username, password                   string
 }
 
 // BindFlags registers the diff flags on fs.
@@ -138,6 +148,14 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.reuseValues, "reuse-values", false, "diff upgrade: as helm upgrade --reuse-values")
 	fs.BoolVar(&o.resetValues, "reset-values", false, "diff upgrade: as helm upgrade --reset-values")
 	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
+	fs.BoolVar(&o.registry.plainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
+	fs.BoolVar(&o.registry.insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
+	fs.StringVar(&o.registry.caFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
+	fs.StringVar(&o.registry.certFile, "cert-file", "", "diff upgrade: client certificate for the chart registry or repository")
+	fs.StringVar(&o.registry.keyFile, "key-file", "", "diff upgrade: client key for the chart registry or repository")
+	fs.StringVar(&o.registry.username, "username", "", "diff upgrade: chart repository user name")
+	fs.StringVar(&o.registry.password, "password", "", "diff upgrade: chart repository password")
+	fs.BoolVar(&o.registry.passCredentials, "pass-credentials", false, "diff upgrade: pass credentials to all domains")
 	o.kube.BindFlags(fs)
 }
 
@@ -221,7 +239,8 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	}
 	if fs.Arg(0) == "release" {
 		for _, f := range []string{"values", "set", "set-string", "set-json", "set-file", "version", "repo", "devel", "post-renderer",
-			"post-renderer-args", "reuse-values", "reset-values", "reset-then-reuse-values"} {
+			"post-renderer-args", "reuse-values", "reset-values", "reset-then-reuse-values", "plain-http", "insecure-skip-tls-verify",
+			"ca-file", "cert-file", "key-file", "username", "password", "pass-credentials"} {
 			if fs.Changed(f) {
 				return fmt.Errorf("--%s goes with \"diff upgrade\": \"diff release\" compares the stored manifest", f)
 			}
@@ -324,9 +343,9 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if err != nil {
 		return nil, releaseError(o.namespace, name, err)
 	}
-	rc, err := registry.NewClient(registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptWriter(errOut))
+	rc, err := o.registry.client(settings, errOut)
 	if err != nil {
-		return nil, err
+		return nil, inputError{err}
 	}
 	cfg.RegistryClient = rc
 	up := action.NewUpgrade(cfg)
@@ -336,6 +355,9 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	up.DisableOpenAPIValidation = true
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
+	r := o.registry
+	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
+	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
 	if o.postRenderer != "" {
 		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
 		if err != nil {
@@ -416,4 +438,36 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 		}
 	}
 	return code
+}
+
+// client returns a registry client configured as helm upgrade's flags configure Helm's.
+func (r registryOptions) client(settings *helmcli.EnvSettings, errOut io.Writer) (*registry.Client, error) {
+	opts := []registry.ClientOption{registry.ClientOptEnableCache(true), registry.ClientOptWriter(errOut),
+		registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptBasicAuth(r.username, r.password)}
+	if r.plainHTTP {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	if r.certFile != "" || r.keyFile != "" || r.caFile != "" || r.insecure {
+		conf := &tls.Config{InsecureSkipVerify: r.insecure} //nolint:gosec // asked for with --insecure-skip-tls-verify
+		if r.certFile != "" || r.keyFile != "" {
+			pair, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
+			}
+			conf.Certificates = []tls.Certificate{pair}
+		}
+		if r.caFile != "" {
+			pem, err := os.ReadFile(r.caFile)
+			if err != nil {
+				return nil, fmt.Errorf("--ca-file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", r.caFile)
+			}
+			conf.RootCAs = pool
+		}
+		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}))
+	}
+	return registry.NewClient(opts...)
 }
