@@ -201,6 +201,10 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 	}
 	var sawAPI, sawKind, sawMeta, sawName, sawNamespace, inMeta, metaDone, content bool
 	childIndent := -1
+	// scalarAt is the indent of the last key line whose value is an inline scalar (-1: none):
+	// a deeper line after it continues that scalar on the next line (a folded plain or quoted
+	// scalar), which only the parser reads right.
+	scalarAt := -1
 	for len(body) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(body, '\n'); i >= 0 {
@@ -223,6 +227,10 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 			return o, false
 		}
 		content = true
+		if scalarAt >= 0 && indent > scalarAt {
+			return o, false
+		}
+		scalarAt = -1
 		if indent == 0 {
 			if inMeta {
 				inMeta, metaDone = false, true
@@ -230,6 +238,9 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 			key, val, ok := splitKey(trimmed)
 			if !ok {
 				return o, false
+			}
+			if inlineScalar(val) {
+				scalarAt = 0
 			}
 			switch string(key) { // no allocation: the compiler compares in place
 			case "apiVersion":
@@ -271,6 +282,9 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 		if !ok {
 			return o, false
 		}
+		if inlineScalar(val) {
+			scalarAt = indent
+		}
 		switch string(key) {
 		case "name":
 			v, ok := plainScalar(val)
@@ -293,6 +307,13 @@ func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
 		return o, false // not a plain object: let the parser say what it is
 	}
 	return o, true
+}
+
+// inlineScalar reports whether a key's value is a scalar on the key's own line (not empty, not
+// a block scalar's header, not a comment).
+func inlineScalar(val []byte) bool {
+	v := bytes.TrimSpace(stripComment(val))
+	return len(v) > 0 && v[0] != '|' && v[0] != '>'
 }
 
 // splitKey splits `key: value` where key is a plain scalar of the characters Kubernetes keys
