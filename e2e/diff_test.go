@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,5 +171,36 @@ func TestDiffHelmReleaseIgnore(t *testing.T) {
 	}
 	if ignored != 1 {
 		t.Errorf("%d divergences ignored, want 1 (data.greeting):\n%s", ignored, js)
+	}
+}
+
+// TestDiffColour: the table is coloured on a terminal (run under script(1) for a pty), and not
+// with NO_COLOR set, nor into a pipe.
+func TestDiffColour(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed: no pty to test colour with")
+	}
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns)
+	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	command := fmt.Sprintf("%s diff release web -n %s --kubeconfig %s", filepath.Join(pluginCopy, "bin/helm-drift"), ns, cluster.Kubeconfig)
+	onTTY := func(env ...string) string {
+		cmd := exec.Command(script, "-qec", command, "/dev/null")
+		cmd.Env = append(os.Environ(), env...)
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	if out := onTTY(); !strings.Contains(out, "\x1b[33mDIFFERS\x1b[0m") {
+		t.Errorf("on a terminal: no colour:\n%q", out)
+	}
+	if out := onTTY("NO_COLOR=1"); strings.Contains(out, "\x1b[") || !strings.Contains(out, "DIFFERS") {
+		t.Errorf("NO_COLOR=1 on a terminal:\n%q", out)
+	}
+	if out, _, _ := diffBinary(t, "release", "web", "-n", ns, "--kubeconfig", cluster.Kubeconfig); strings.Contains(out, "\x1b[") {
+		t.Errorf("into a pipe: colour:\n%q", out)
 	}
 }
