@@ -1,15 +1,23 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
 // faultProxy forwards to the test API server and injects one fault into LIST requests of
@@ -118,4 +126,44 @@ func TestSelfRenderUnreachable(t *testing.T) {
 			t.Errorf("unreachable cluster: no warning naming the HelmRelease:\n%s", errOut)
 		}
 	}
+}
+
+// TestDiffKindGone: a release whose custom resource's CRD was deleted: diff reports the object
+// missing, and that an upgrade would fail for want of the CRD (exit 2), never clean.
+func TestDiffKindGone(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	chart := t.TempDir()
+	group := "gone-" + ns + ".example.com"
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: gone\nversion: 1.0.0\n",
+		"crds/gadgets.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.%[1]s}
+spec:
+  group: %[1]s
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, group),
+		"templates/gadget.yaml": "apiVersion: " + group + "/v1\nkind: Gadget\nmetadata:\n  name: g\nspec: {size: 1}\n",
+		"templates/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata: {a: b}\n",
+	}
+	for name, body := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755)
+		os.WriteFile(filepath.Join(chart, name), []byte(body), 0o644)
+	}
+	h.run(t, false, nil, "install", "gone", chart, "-n", ns)
+	if err := cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		Delete(context.Background(), "gadgets."+group, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, time.Minute, "the Gadget kind to go from discovery", func() (bool, string) {
+		out, errOut, code := diffBinary(t, "release", "gone", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+		return code == 2 && hasRow(out, "Gadget."+group+" "+ns+"/g", "CHART-ONLY", "(whole object)", "no: fails: the cluster does not serve Gadget"), out + errOut
+	})
 }

@@ -273,6 +273,8 @@ type listKey struct{ group, version, kind, namespace string }
 
 type listing struct {
 	byName map[string]map[string]any
+	// notServed: the cluster does not serve the kind (its CRD is not installed).
+	notServed bool
 }
 
 // measure holds what one Run shares between objects.
@@ -290,10 +292,7 @@ type measure struct {
 }
 
 func keyOf(o owners.Object, id owners.Identity) listKey {
-	_, version, ok := strings.Cut(o.APIVersion, "/")
-	if !ok {
-		version = o.APIVersion
-	}
+	_, version := splitAPIVersion(o.APIVersion)
 	return listKey{id.Group, version, id.Kind, id.Namespace}
 }
 
@@ -311,7 +310,8 @@ func (m *measure) listAll(ctx context.Context) error {
 	for k, l := range m.lists {
 		g.Go(func() error {
 			items, err := m.cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
-			if err != nil && !errors.Is(err, live.ErrNotServed) {
+			l.notServed = errors.Is(err, live.ErrNotServed)
+			if err != nil && !l.notServed {
 				return m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
 			}
 			l.byName = make(map[string]map[string]any, len(items))
@@ -349,7 +349,11 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	if t.live == nil {
 		o.Missing, o.Compared = true, 1
 		o.Normalize = "-"
-		o.Rows = append(o.Rows, Row{Class: drift.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"})
+		row := Row{Class: drift.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"}
+		if m.lists[keyOf(t.ob, t.id)].notServed {
+			row.Resolved, row.Why = false, "fails: the cluster does not serve "+t.ob.Kind+" "+t.ob.APIVersion+" (install its CRD first)"
+		}
+		o.Rows = append(o.Rows, row)
 		return o, nil
 	}
 	desired, err := t.ob.Decode()
@@ -370,10 +374,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	res := drift.Compare(tm, chart, cluster)
 	drift.MarkInert(&res, chart, cluster)
 	md, _ := cluster["metadata"].(map[string]any)
-	group, version, ok := strings.Cut(t.ob.APIVersion, "/")
-	if !ok {
-		group, version = "", t.ob.APIVersion
-	}
+	group, version := splitAPIVersion(t.ob.APIVersion)
 	o.Ignored = drift.Ignore(&res, m.rules, drift.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
 		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 	o.Compared = res.Compared
