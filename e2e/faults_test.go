@@ -20,10 +20,9 @@ import (
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
-// faultProxy forwards to the test API server and injects one fault into LIST requests of
-// configmaps: slow, 429 throttling, 404 (a kind that went away), or a dropped connection (the
-// server stopping mid-run).
-func faultProxy(t *testing.T, fault string) string {
+// proxyToCluster serves a loopback TLS proxy in front of the test API server: handle gets every
+// request and forward, which passes it on. It returns a kubeconfig for the proxy.
+func proxyToCluster(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, forward http.Handler)) string {
 	t.Helper()
 	target, err := url.Parse(cluster.Config.Host)
 	if err != nil {
@@ -31,7 +30,24 @@ func faultProxy(t *testing.T, fault string) string {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handle(w, r, proxy) }))
+	t.Cleanup(srv.Close)
+	return tokenKubeconfig(t, srv.URL, cluster.Config.BearerToken)
+}
+
+// dropConnection closes the client's connection without an answer.
+func dropConnection(w http.ResponseWriter) {
+	if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+		conn.Close()
+	}
+}
+
+// faultProxy forwards to the test API server and injects one fault into LIST requests of
+// configmaps: slow, 429 throttling, 404 (a kind that went away), or a dropped connection (the
+// server stopping mid-run).
+func faultProxy(t *testing.T, fault string) string {
+	t.Helper()
+	return proxyToCluster(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/configmaps") {
 			switch fault {
 			case "slow":
@@ -44,17 +60,12 @@ func faultProxy(t *testing.T, fault string) string {
 				http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
 				return
 			case "dropped":
-				conn, _, err := w.(http.Hijacker).Hijack()
-				if err == nil {
-					conn.Close()
-				}
+				dropConnection(w)
 				return
 			}
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return tokenKubeconfig(t, srv.URL, cluster.Config.BearerToken)
+		forward.ServeHTTP(w, r)
+	})
 }
 
 // TestOwnersClusterFaults: whatever the API server does to the LIST, owners --cluster ends

@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,20 +20,9 @@ import (
 // been killed at that step.
 func cutProxy(t *testing.T, n int, delivered bool) string {
 	t.Helper()
-	target, err := url.Parse(cluster.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	var mu sync.Mutex
 	writes, cut := 0, false
-	drop := func(w http.ResponseWriter) {
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
-	}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return proxyToCluster(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
 		mu.Lock()
 		if r.Method != http.MethodGet {
 			writes++
@@ -47,18 +33,16 @@ func cutProxy(t *testing.T, n int, delivered bool) string {
 		mu.Unlock()
 		switch {
 		case wasCut:
-			drop(w)
+			dropConnection(w)
 		case this && delivered:
-			proxy.ServeHTTP(httptest.NewRecorder(), r)
-			drop(w)
+			forward.ServeHTTP(httptest.NewRecorder(), r)
+			dropConnection(w)
 		case this:
-			drop(w)
+			dropConnection(w)
 		default:
-			proxy.ServeHTTP(w, r)
+			forward.ServeHTTP(w, r)
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return tokenKubeconfig(t, srv.URL, cluster.Config.BearerToken)
+	})
 }
 
 // TestSelfResumeFaults: `self resume` cut off at each of its two writes (the values Secret, the

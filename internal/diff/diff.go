@@ -144,8 +144,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	}
 	checker := owners.NewChecker(append(append([]owners.Object{}, desired...), previous...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
-	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, sources: map[string]*source{},
-		dryRun: map[string]string{}, crdSchemas: map[string]*crdSchema{}}
+	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}}
 
 	prevByID := map[owners.Identity]owners.Object{}
 	for _, o := range previous {
@@ -285,10 +284,11 @@ type measure struct {
 	rules   []transform.IgnoreRule
 	lists   map[listKey]*listing
 
-	mu         sync.Mutex
-	sources    map[string]*source
-	dryRun     map[string]string // resource → why the dry-run is not used for it ("" = use it)
-	crdSchemas map[string]*crdSchema
+	sources    memo[source]
+	crdSchemas memo[map[string]any]
+
+	mu     sync.Mutex
+	dryRun map[string]string // resource → why the dry-run is not used for it ("" = use it)
 }
 
 func keyOf(o owners.Object, id owners.Identity) listKey {

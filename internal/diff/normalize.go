@@ -65,22 +65,16 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 		return desired, mode, nil
 	}
 	group, version := splitAPIVersion(t.ob.APIVersion)
-	key := group + "/" + version + "/" + t.ob.Kind
-	m.mu.Lock()
-	s := m.crdSchemas[key]
-	if s == nil {
-		s = &crdSchema{}
-		m.crdSchemas[key] = s
-	}
-	m.mu.Unlock()
-	s.once.Do(func() { s.schema, s.err = m.cl.CRDSchema(ctx, group, version, t.ob.Kind) })
-	if s.err != nil {
-		if apierrors.IsForbidden(s.err) || apierrors.IsNotFound(s.err) {
+	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
+		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
+	})
+	if err != nil {
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
 			return desired, mode + " (CRD schema unreadable: its defaults may show as CLUSTER-ONLY)", nil
 		}
-		return nil, "", s.err
+		return nil, "", err
 	}
-	return drift.SchemaDefaults(desired, s.schema), mode, nil
+	return drift.SchemaDefaults(desired, schema), mode, nil
 }
 
 func splitAPIVersion(apiVersion string) (group, version string) {

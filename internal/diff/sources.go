@@ -15,18 +15,38 @@ import (
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
-// source is one ConfigMap or Secret an envFrom names, read once per Run.
-type source struct {
+// memo computes one value per key, once, whichever goroutine asks first.
+type memo[T any] struct {
+	mu    sync.Mutex
+	cells map[string]*memoCell[T]
+}
+
+type memoCell[T any] struct {
 	once sync.Once
-	data map[string]string
-	ok   bool
+	v    T
 	err  error
 }
 
-type crdSchema struct {
-	once   sync.Once
-	schema map[string]any
-	err    error
+func (m *memo[T]) get(key string, compute func() (T, error)) (T, error) {
+	m.mu.Lock()
+	if m.cells == nil {
+		m.cells = map[string]*memoCell[T]{}
+	}
+	c := m.cells[key]
+	if c == nil {
+		c = &memoCell[T]{}
+		m.cells[key] = c
+	}
+	m.mu.Unlock()
+	c.once.Do(func() { c.v, c.err = compute() })
+	return c.v, c.err
+}
+
+// source is the data of one ConfigMap or Secret an envFrom names; ok is false when it does
+// not exist.
+type source struct {
+	data map[string]string
+	ok   bool
 }
 
 // shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
@@ -47,9 +67,9 @@ func (m *measure) shadowRows(ctx context.Context, kind string, obj map[string]an
 	}
 	var readErr error
 	read := func(k, name string) (map[string]string, bool) {
-		s := m.source(ctx, k, namespace, name)
-		if s.err != nil && readErr == nil {
-			readErr = s.err
+		s, err := m.sources.get(k+"/"+namespace+"/"+name, func() (source, error) { return m.source(ctx, k, namespace, name) })
+		if err != nil && readErr == nil {
+			readErr = err
 		}
 		return s.data, s.ok
 	}
@@ -65,47 +85,39 @@ func (m *measure) shadowRows(ctx context.Context, kind string, obj map[string]an
 	return rows, readErr
 }
 
-func (m *measure) source(ctx context.Context, kind, namespace, name string) *source {
-	key := kind + "/" + namespace + "/" + name
-	m.mu.Lock()
-	s := m.sources[key]
-	if s == nil {
-		s = &source{}
-		m.sources[key] = s
+// source reads a ConfigMap's or Secret's data: from the release's LIST of that kind when there
+// is one, else with a GET.
+func (m *measure) source(ctx context.Context, kind, namespace, name string) (source, error) {
+	var o map[string]any
+	if l, listed := m.lists[listKey{"", "v1", kind, namespace}]; listed {
+		// The release has objects of this kind here: the LIST already read them all.
+		if o = l.byName[name]; o == nil {
+			return source{}, nil
+		}
+	} else {
+		var err error
+		o, err = m.cl.Get(ctx, "", "v1", kind, namespace, name)
+		if apierrors.IsNotFound(err) {
+			return source{}, nil
+		}
+		if err != nil {
+			return source{}, m.explain(fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err), "get", "", "v1", kind, namespace)
+		}
 	}
-	m.mu.Unlock()
-	s.once.Do(func() {
-		var o map[string]any
-		if l, listed := m.lists[listKey{"", "v1", kind, namespace}]; listed {
-			// The release has objects of this kind here: the LIST already read them all.
-			if o = l.byName[name]; o == nil {
-				return
-			}
-		} else {
-			var err error
-			o, err = m.cl.Get(ctx, "", "v1", kind, namespace, name)
+	s := source{data: map[string]string{}, ok: true}
+	raw, _ := o["data"].(map[string]any)
+	for key, v := range raw {
+		str, _ := v.(string)
+		if kind == "Secret" {
+			b, err := base64.StdEncoding.DecodeString(str)
 			if err != nil {
-				if !apierrors.IsNotFound(err) {
-					s.err = m.explain(fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err), "get", "", "v1", kind, namespace)
-				}
-				return
+				continue
 			}
+			str = string(b)
 		}
-		s.data, s.ok = map[string]string{}, true
-		raw, _ := o["data"].(map[string]any)
-		for key, v := range raw {
-			str, _ := v.(string)
-			if kind == "Secret" {
-				b, err := base64.StdEncoding.DecodeString(str)
-				if err != nil {
-					continue
-				}
-				str = string(b)
-			}
-			s.data[key] = str
-		}
-	})
-	return s
+		s.data[key] = str
+	}
+	return s, nil
 }
 
 // helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
