@@ -29,7 +29,7 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 		why := m.dryRun[res]
 		m.mu.Unlock()
 		if why == "" {
-			out, err := m.cl.DryRunCreate(ctx, desired, tempName())
+			out, err := m.cl.DryRunCreate(ctx, drift.ForDryRun(t.ob.Kind, desired), tempName())
 			if err == nil {
 				return drift.Unallocate(t.ob.Kind, out, desired, t.ob.Name), Server, nil
 			}

@@ -14,11 +14,37 @@ func BuiltIn(t yaml.TypeMeta) bool { return schemaFor(t) != nil }
 // name (xref: Kubernetes, pkg/registry/batch/job/strategy.go generateSelector).
 var allocatedLabels = []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"}
 
+// ForDryRun returns what to send to a dry-run create of desired under another name: without
+// the addresses and ports a Service states, which the live Service holds already (a create
+// asking for them again is refused as already allocated). Unallocate puts them back.
+func ForDryRun(kind string, desired map[string]any) map[string]any {
+	if kind != "Service" {
+		return desired
+	}
+	out := deepCopy(desired)
+	spec, _ := out["spec"].(map[string]any)
+	if spec == nil {
+		return out
+	}
+	if ip, _ := spec["clusterIP"].(string); ip != "None" { // headless is a choice, not an address
+		delete(spec, "clusterIP")
+		delete(spec, "clusterIPs")
+	}
+	delete(spec, "healthCheckNodePort")
+	ports, _ := spec["ports"].([]any)
+	for _, p := range ports {
+		if pm, ok := p.(map[string]any); ok {
+			delete(pm, "nodePort")
+		}
+	}
+	return out
+}
+
 // Unallocate prepares an object a server-side dry-run returned under a temporary name for
-// comparison with the live one: the name is set back to name, and what the API server
-// allocates afresh on every create (cluster IPs, node ports, a Job's uid-based selector and
-// labels), where desired does not state it, is removed, for the defaults table to judge
-// against the live object's own allocation.
+// comparison with the live one: the name is set back to name; what the API server allocates
+// afresh on every create (cluster IPs, node ports, a Job's uid-based selector and labels) is
+// set to what desired states, or, where it states nothing, removed, for the defaults table to
+// judge against the live object's own allocation.
 func Unallocate(kind string, dryRun, desired map[string]any, name string) map[string]any {
 	out := deepCopy(dryRun)
 	md, _ := out["metadata"].(map[string]any)
@@ -34,7 +60,9 @@ func Unallocate(kind string, dryRun, desired map[string]any, name string) map[st
 	switch kind {
 	case "Service":
 		for _, f := range []string{"clusterIP", "clusterIPs", "healthCheckNodePort"} {
-			if _, stated := want[f]; !stated {
+			if v, stated := want[f]; stated {
+				spec[f] = deepCopyValue(v)
+			} else {
 				delete(spec, f)
 			}
 		}
@@ -46,7 +74,12 @@ func Unallocate(kind string, dryRun, desired map[string]any, name string) map[st
 			if i < len(wantPorts) {
 				wp, _ = wantPorts[i].(map[string]any)
 			}
-			if _, stated := wp["nodePort"]; !stated && pm != nil {
+			if pm == nil {
+				continue
+			}
+			if v, stated := wp["nodePort"]; stated {
+				pm["nodePort"] = deepCopyValue(v)
+			} else {
 				delete(pm, "nodePort")
 			}
 		}
