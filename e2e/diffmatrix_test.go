@@ -99,8 +99,12 @@ func TestDiffZeroFalsePositives(t *testing.T) {
 							strings.Join(args, " "), code, rep.Divergences, rep.Compared, rep.Apply, wantApply, out)
 					}
 					for _, o := range rep.Objects {
-						if o.Normalize != mode {
-							t.Errorf("diff %s: %s normalised %q, want %q", strings.Join(args, " "), o.Object, o.Normalize, mode)
+						want := mode
+						if mode == "server" && strings.HasPrefix(o.Object, "CustomResourceDefinition.") {
+							want = "offline (a CustomResourceDefinition's name is fixed: no dry-run under another name)"
+						}
+						if o.Normalize != want {
+							t.Errorf("diff %s: %s normalised %q, want %q", strings.Join(args, " "), o.Object, o.Normalize, want)
 						}
 					}
 				}

@@ -25,12 +25,14 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	kc := cluster.Kube
 	h.run(t, false, nil, "install", "zoo", "testdata/charts/zoo", "-n", ns)
 
-	resources := []string{"configmaps", "secrets", "services"}
+	resources := []string{"configmaps", "secrets", "services", "serviceaccounts"}
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "reader"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: resources, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"zoo.example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "list"}},
 	}}
 	mustCreate := func(err error) {
@@ -49,7 +51,11 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	mustCreate(err)
 	// The CRDs' schemas give the custom resources' defaults offline.
 	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-crd-reader"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get"}}}}, metav1.CreateOptions{})
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"priorityclasses"}, Verbs: []string{"get", "list"}},
+		}}, metav1.CreateOptions{})
 	mustCreate(err)
 	_, err = kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-crd-reader"},
 		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ns + "-crd-reader"}, Subjects: subject}, metav1.CreateOptions{})
@@ -79,7 +85,7 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	}
 
 	// A kind it may not list: could not measure, the permission named.
-	role.Rules[0].Resources = []string{"configmaps", "secrets"}
+	role.Rules[0].Resources = []string{"configmaps", "secrets", "serviceaccounts"}
 	_, err = kc.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{})
 	mustCreate(err)
 	testenv.Eventually(t, 30*time.Second, "the Role update to take effect", func() (bool, string) {

@@ -28,6 +28,9 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 		m.mu.Lock()
 		why := m.dryRun[res]
 		m.mu.Unlock()
+		if fixedName[t.ob.Kind] {
+			why = "offline (a " + t.ob.Kind + "'s name is fixed: no dry-run under another name)"
+		}
 		if why == "" {
 			out, err := m.cl.DryRunCreate(ctx, drift.ForDryRun(t.ob.Kind, desired), tempName())
 			if err == nil {
@@ -68,14 +71,20 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
 		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
 	})
-	if err != nil {
-		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
-			return desired, mode + " (CRD schema unreadable: its defaults may show as CLUSTER-ONLY)", nil
-		}
+	switch {
+	case apierrors.IsNotFound(err):
+		return desired, mode, nil // no CRD defines it: nothing to default
+	case apierrors.IsForbidden(err):
+		return desired, mode + " (CRD schema unreadable: its defaults may show as CLUSTER-ONLY)", nil
+	case err != nil:
 		return nil, "", err
 	}
 	return drift.SchemaDefaults(desired, schema), mode, nil
 }
+
+// fixedName are the kinds whose name the API server checks against their spec: they cannot be
+// created under a temporary name.
+var fixedName = map[string]bool{"CustomResourceDefinition": true, "APIService": true}
 
 func splitAPIVersion(apiVersion string) (group, version string) {
 	group, version, ok := strings.Cut(apiVersion, "/")

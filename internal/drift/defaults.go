@@ -110,6 +110,43 @@ var kindDefaults = map[string][]defaultRule{
 		{pattern: "spec.template.metadata.labels.batch.kubernetes.io/job-name", when: anyValue},
 		{pattern: "spec.template.metadata.labels.job-name", when: anyValue},
 	},
+	"DaemonSet": {
+		{pattern: "spec.revisionHistoryLimit", value: int64(10)},                                   // DaemonSetSpec.revisionHistoryLimit
+		{pattern: "spec.updateStrategy.type", value: "RollingUpdate"},                              // DaemonSetUpdateStrategy.type
+		{pattern: "spec.updateStrategy.rollingUpdate.maxSurge", value: int64(0)},                   // RollingUpdateDaemonSet.maxSurge
+		{pattern: "spec.updateStrategy.rollingUpdate.maxUnavailable", value: int64(1)},             // RollingUpdateDaemonSet.maxUnavailable
+		{pattern: "metadata.annotations.deprecated.daemonset.template.generation", when: anyValue}, // written by the API server (pkg/registry/apps/daemonset)
+	},
+	"HorizontalPodAutoscaler": {
+		{pattern: "spec.minReplicas", value: int64(1)}, // HorizontalPodAutoscalerSpec.minReplicas
+	},
+	"NetworkPolicy": {
+		{pattern: "spec.ingress[].ports[].protocol", value: "TCP"}, // NetworkPolicyPort.protocol
+		{pattern: "spec.egress[].ports[].protocol", value: "TCP"},  // NetworkPolicyPort.protocol
+		// NetworkPolicySpec.policyTypes: [Ingress], plus Egress when egress rules are given.
+		{pattern: "spec.policyTypes", when: func(v any, spec map[string]any) bool {
+			want := []any{"Ingress"}
+			if _, egress := spec["egress"]; egress {
+				want = append(want, "Egress")
+			}
+			return equalValue(want, v)
+		}},
+	},
+	"PriorityClass": {
+		{pattern: "preemptionPolicy", value: "PreemptLowerPriority"}, // PriorityClass.preemptionPolicy
+	},
+	"CustomResourceDefinition": {
+		{pattern: "spec.conversion.strategy", value: "None"}, // CustomResourceConversion.strategy
+		// CustomResourceDefinitionNames.listKind and .singular: KIND+"List", lowercase KIND.
+		{pattern: "spec.names.listKind", when: func(v any, names map[string]any) bool {
+			kind, _ := names["kind"].(string)
+			return v == kind+"List"
+		}},
+		{pattern: "spec.names.singular", when: func(v any, names map[string]any) bool {
+			kind, _ := names["kind"].(string)
+			return v == strings.ToLower(kind)
+		}},
+	},
 	"PersistentVolumeClaim": {
 		{pattern: "spec.volumeMode", value: "Filesystem"}, // PersistentVolumeClaimSpec.volumeMode
 	},

@@ -3,12 +3,21 @@ package drift
 import (
 	"encoding/json"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// BuiltIn reports whether the kind is one Kubernetes itself defines (known to kyaml's
-// OpenAPI data), as opposed to a custom resource.
-func BuiltIn(t yaml.TypeMeta) bool { return schemaFor(t) != nil }
+// BuiltIn reports whether the kind is one Kubernetes itself defines, as opposed to a custom
+// resource: one client-go's scheme knows (what Helm decodes into a typed object and patches
+// with a strategic merge), or a CustomResourceDefinition.
+func BuiltIn(t yaml.TypeMeta) bool {
+	gv, err := schema.ParseGroupVersion(t.APIVersion)
+	if err != nil {
+		return false
+	}
+	return gv.Group == "apiextensions.k8s.io" || scheme.Scheme.Recognizes(gv.WithKind(t.Kind))
+}
 
 // allocatedLabels are the labels the Job controller's defaulting writes from the Job's uid and
 // name (xref: Kubernetes, pkg/registry/batch/job/strategy.go generateSelector).
