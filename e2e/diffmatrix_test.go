@@ -75,10 +75,13 @@ func zooDiff(t *testing.T, args ...string) (zooReport, string, int) {
 }
 
 // TestDiffZeroFalsePositives installs the zoo chart (probes and a startupProbe, a fieldRef
-// without apiVersion, resources as 0.5/500m/1Gi, three kinds of Service, a StatefulSet, a Job, a
-// CronJob, a Secret with stringData, ConfigMaps, an Ingress, a CRD and a CR with schema
-// defaults) with the real Helm 3 (client-side apply) and Helm 4 (server-side apply): diff
-// release and diff upgrade with the same values show 0 divergences in both normalisation modes.
+// without apiVersion, resources as 0.5/500m/1Gi, ClusterIP, headless, NodePort with a fixed node
+// port, LoadBalancer and ExternalName Services, a StatefulSet, a DaemonSet, a Job, a CronJob,
+// Secrets with stringData and of type tls, ConfigMaps, an Ingress, a CR with schema defaults and
+// a templated CRD, RBAC, a PVC, an HPA, a PDB, NetworkPolicies, a PriorityClass, a ResourceQuota,
+// a LimitRange, admission webhook configurations) with the real Helm 3 (client-side apply) and
+// Helm 4 (server-side apply): diff release and diff upgrade with the same values show 0
+// divergences in both normalisation modes.
 func TestDiffZeroFalsePositives(t *testing.T) {
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {

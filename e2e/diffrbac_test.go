@@ -25,7 +25,7 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	kc := cluster.Kube
 	h.run(t, false, nil, "install", "zoo", "testdata/charts/zoo", "-n", ns)
 
-	resources := []string{"configmaps", "secrets", "services", "serviceaccounts"}
+	resources := []string{"configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims", "resourcequotas", "limitranges"}
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "reader"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: resources, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list"}},
@@ -33,6 +33,7 @@ func TestDiffLeastPrivilege(t *testing.T) {
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses", "networkpolicies"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"roles", "rolebindings"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{"zoo.example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "list"}},
 	}}
 	mustCreate := func(err error) {
@@ -53,7 +54,8 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	_, err = kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-crd-reader"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list"}},
-			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "clusterrolebindings"}, Verbs: []string{"get", "list"}},
+			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}, Verbs: []string{"get", "list"}},
 			{APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"priorityclasses"}, Verbs: []string{"get", "list"}},
 		}}, metav1.CreateOptions{})
 	mustCreate(err)
@@ -85,7 +87,7 @@ func TestDiffLeastPrivilege(t *testing.T) {
 	}
 
 	// A kind it may not list: could not measure, the permission named.
-	role.Rules[0].Resources = []string{"configmaps", "secrets", "serviceaccounts"}
+	role.Rules[0].Resources = []string{"configmaps", "secrets", "serviceaccounts", "persistentvolumeclaims", "resourcequotas", "limitranges"}
 	_, err = kc.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{})
 	mustCreate(err)
 	testenv.Eventually(t, 30*time.Second, "the Role update to take effect", func() (bool, string) {

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -27,6 +28,26 @@ var podDefaults = []defaultRule{
 	{pattern: "enableServiceLinks", value: true},                      // PodSpec.enableServiceLinks
 	{pattern: "volumes[].configMap.defaultMode", value: int64(0o644)}, // ConfigMapVolumeSource.defaultMode
 	{pattern: "volumes[].secret.defaultMode", value: int64(0o644)},    // SecretVolumeSource.defaultMode
+	{pattern: "priority", value: int64(0)},                            // set on Pods by the Priority admission plugin (no PriorityClass)
+	{pattern: "preemptionPolicy", value: "PreemptLowerPriority"},      // PodSpec.preemptionPolicy, set with priority
+}
+
+// webhookDefaults apply to webhooks[] of Validating- and MutatingWebhookConfigurations.
+var webhookDefaults = []defaultRule{
+	{pattern: "webhooks[].clientConfig.service.port", value: int64(443)}, // ServiceReference.port
+	{pattern: "webhooks[].matchPolicy", value: "Equivalent"},             // ValidatingWebhook.matchPolicy
+	{pattern: "webhooks[].namespaceSelector", value: map[string]any{}},   // ValidatingWebhook.namespaceSelector
+	{pattern: "webhooks[].objectSelector", value: map[string]any{}},      // ValidatingWebhook.objectSelector
+	{pattern: "webhooks[].rules[].scope", value: "*"},                    // RuleWithOperations.scope
+	{pattern: "webhooks[].timeoutSeconds", value: int64(10)},             // ValidatingWebhook.timeoutSeconds
+	{pattern: "webhooks[].failurePolicy", value: "Fail"},                 // ValidatingWebhook.failurePolicy
+	{pattern: "webhooks[].reinvocationPolicy", value: "Never"},           // MutatingWebhook.reinvocationPolicy
+}
+
+// defaultTolerations are the two the DefaultTolerationSeconds admission plugin adds to a Pod.
+var defaultTolerations = []any{
+	map[string]any{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
+	map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
 }
 
 // containerDefaults apply to containers[] and initContainers[].
@@ -148,8 +169,21 @@ var kindDefaults = map[string][]defaultRule{
 		}},
 	},
 	"PersistentVolumeClaim": {
-		{pattern: "spec.volumeMode", value: "Filesystem"}, // PersistentVolumeClaimSpec.volumeMode
+		{pattern: "spec.volumeMode", value: "Filesystem"},                              // PersistentVolumeClaimSpec.volumeMode
+		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pvc-protection"}}, // added by the StorageObjectInUseProtection admission plugin
 	},
+	"PersistentVolume": {
+		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pv-protection"}}, // added by the StorageObjectInUseProtection admission plugin
+	},
+	"LimitRange": {
+		// LimitRangeItem.defaultRequest defaults to default.
+		{pattern: "spec.limits[].defaultRequest", when: func(v any, item map[string]any) bool { return reflect.DeepEqual(v, item["default"]) }},
+	},
+	"Pod": {
+		{pattern: "spec.tolerations", when: func(v any, _ map[string]any) bool { return equalUnordered(v, defaultTolerations) }},
+	},
+	"ValidatingWebhookConfiguration": webhookDefaults,
+	"MutatingWebhookConfiguration":   webhookDefaults,
 	"CronJob": {
 		{pattern: "spec.concurrencyPolicy", value: "Allow"},             // CronJobSpec.concurrencyPolicy
 		{pattern: "spec.suspend", value: false},                         // CronJobSpec.suspend
@@ -226,6 +260,31 @@ func rulesFor(kind, pattern string) []defaultRule {
 	}
 	return out
 }
+
+// equalUnordered reports whether v is a list holding exactly the elements of want, in any order.
+func equalUnordered(v any, want []any) bool {
+	l, ok := v.([]any)
+	if !ok || len(l) != len(want) {
+		return false
+	}
+	used := make([]bool, len(want))
+	for _, e := range l {
+		found := false
+		for i, w := range want {
+			if !used[i] && reflect.DeepEqual(normalizeNumbers(e), w) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeNumbers turns whole float64 numbers into int64, as the tables write them.
+func normalizeNumbers(v any) any { return toInt64(deepCopyValue(v)) }
 
 func equalValue(a, b any) bool {
 	am, aIsMap := a.(map[string]any)
