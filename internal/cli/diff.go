@@ -237,16 +237,16 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	case fs.Arg(0) != "release" && fs.Arg(0) != "upgrade":
 		return fmt.Errorf("unknown \"diff %s\": want \"diff upgrade\" or \"diff release\"", fs.Arg(0))
 	}
+	var misplaced error
 	if fs.Arg(0) == "release" {
-		for _, f := range []string{"values", "set", "set-string", "set-json", "set-file", "version", "repo", "devel", "post-renderer",
-			"post-renderer-args", "reuse-values", "reset-values", "reset-then-reuse-values", "plain-http", "insecure-skip-tls-verify",
-			"ca-file", "cert-file", "key-file", "username", "password", "pass-credentials"} {
-			if fs.Changed(f) {
-				return fmt.Errorf("--%s goes with \"diff upgrade\": \"diff release\" compares the stored manifest", f)
+		// The flags whose help starts "diff upgrade:" say how to render the chart.
+		fs.Visit(func(f *pflag.Flag) {
+			if misplaced == nil && strings.HasPrefix(f.Usage, "diff upgrade:") {
+				misplaced = fmt.Errorf("--%s goes with \"diff upgrade\": \"diff release\" compares the stored manifest", f.Name)
 			}
-		}
+		})
 	}
-	return nil
+	return misplaced
 }
 
 // colour reports whether the table may use colour: out is a terminal and NO_COLOR is unset.
@@ -315,6 +315,7 @@ func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.En
 	return settings, cfg, nil
 }
 
+// measure measures desired against the cluster, starting from the release's stored revision rel.
 func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []transform.IgnoreRule) (*diff.Report, error) {
 	return diff.Run(ctx, cl, diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Desired: desired,
 		Previous: rel.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
@@ -381,8 +382,7 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if err != nil {
 		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
 	}
-	return diff.Run(ctx, cl, diff.Input{Release: name, Namespace: o.namespace, Revision: last.Version, Desired: rel.Manifest,
-		Previous: last.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
+	return o.measure(ctx, cl, last, rel.Manifest, rules)
 }
 
 // runAll measures every deployed release of the namespace (or of all), one summary row each.

@@ -31,7 +31,7 @@ func commands() []command {
 	return []command{
 		{"render", "post-renderer: inject Flux drift detection into chosen HelmReleases", runRender},
 		{"owners", "find objects with two owners in rendered manifests", runOwners},
-		{"diff", "compare a release's stored manifest with the live cluster, field by field", runDiff},
+		{"diff", "compare what an upgrade would install, or a release, with the live cluster, field by field", runDiff},
 		{"self", "self-management lifecycle: resume (end the bracket), status, handback", runSelf},
 		{"version", "print version, commit, Go and Helm SDK versions", runVersion},
 	}
