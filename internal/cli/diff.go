@@ -85,9 +85,12 @@ and, with --normalize server, one dry-run per object); --stats prints the count.
 Output (-o): table (colour on a terminal unless NO_COLOR is set), json and yaml (schema in the
 README), markdown, counts (numbers only: no field, key or value, for public CI logs).
 
+An object it cannot read (its kind forbidden or failing, its dry-run refused) fails that
+object, not the run: the report shows the others and lists it under COULD NOT MEASURE.
+
 Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion or an object to
 prune); 3 could not measure (an object or kind unreadable, the API unreachable: never
-reported as clean); 1 usage or other error.
+reported as clean); 1 usage or other error (no such release, chart or values file).
 `
 
 type diffOptions struct {
@@ -205,6 +208,14 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	if err := diff.Write(out, []*diff.Report{rep}, o.output, o.colour(out)); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
+	}
+	if !rep.Measured() {
+		for _, obj := range rep.Objects {
+			if obj.Error != "" {
+				fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", obj.Object, obj.Error)
+			}
+		}
+		return ExitUnmeasured
 	}
 	if rep.Drift() {
 		return ExitDrift
@@ -405,7 +416,11 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 		return ExitUnmeasured
 	}
 	rows := make([]diff.SummaryRow, len(rels))
-	var wg sync.WaitGroup
+	var (
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		unmeasured []string
+	)
 	sem := make(chan struct{}, max(1, o.workers/4))
 	for i, rel := range rels {
 		wg.Go(func() {
@@ -417,6 +432,13 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 				return
 			}
 			rows[i] = diff.Summarise(rep)
+			for _, obj := range rep.Objects {
+				if obj.Error != "" {
+					mu.Lock()
+					unmeasured = append(unmeasured, fmt.Sprintf("%s/%s: %s: %s", rel.Namespace, rel.Name, obj.Object, obj.Error))
+					mu.Unlock()
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -428,12 +450,17 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 		return ExitError
 	}
 	code := ExitOK
+	sort.Strings(unmeasured)
+	for _, u := range unmeasured {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
+		code = ExitUnmeasured
+	}
 	for _, r := range rows {
 		switch {
 		case r.Error != "":
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s/%s: %s\n", r.Namespace, r.Release, r.Error)
 			code = ExitUnmeasured
-		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0):
+		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
 			code = ExitDrift
 		}
 	}

@@ -68,8 +68,10 @@ type Report struct {
 	// Counts counts rows by class.
 	Counts map[drift.Class]int `json:"counts"`
 	// PendingDeletions counts fields an upgrade would remove.
-	PendingDeletions int      `json:"pendingDeletions"`
-	Objects          []Object `json:"objects"`
+	PendingDeletions int `json:"pendingDeletions"`
+	// Unmeasured counts the objects that could not be measured (each says why in its error).
+	Unmeasured int      `json:"unmeasured"`
+	Objects    []Object `json:"objects"`
 	// Prune lists the objects of the release the desired manifest drops.
 	Prune []Prune `json:"prune"`
 }
@@ -80,6 +82,8 @@ type Object struct {
 	Object string `json:"object"`
 	// Missing: the chart renders it, the cluster lacks it.
 	Missing bool `json:"missing,omitempty"`
+	// Error says why the object could not be measured (it then has no rows).
+	Error string `json:"error,omitempty"`
 	// Normalize is the mode this object got, with the reason when it is not the one asked for.
 	Normalize string `json:"normalize"`
 	// Compared counts the fields compared; Ignored those divergences ignore rules dropped.
@@ -123,13 +127,18 @@ type Prune struct {
 	Live bool `json:"live"`
 }
 
+// Measured reports whether every object could be measured.
+func (r *Report) Measured() bool { return r.Unmeasured == 0 }
+
 // Drift reports whether the report shows any drift (or an object to prune).
 func (r *Report) Drift() bool {
 	return r.Divergences > 0 || r.PendingDeletions > 0 || len(r.Prune) > 0
 }
 
-// Run measures in against the cluster. Any object or kind it cannot read is an error: a
-// report is never clean by omission.
+// Run measures in against the cluster. An object or kind it cannot read fails that object, not
+// the run: the object carries the error and Unmeasured counts it, so a report is never clean by
+// omission. Only what every object depends on (the cluster, the managing HelmRelease) fails the
+// run.
 func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	if in.Workers <= 0 {
 		in.Workers = 8
@@ -207,16 +216,17 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 		g.Go(func() error {
 			o, err := m.object(gctx, t)
 			if err != nil {
-				return fmt.Errorf("%s: %w", t.id, err)
+				o = Object{Object: t.id.String(), Normalize: "-", Error: err.Error(), Rows: []Row{}}
 			}
 			objs[i] = o
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
+	g.Wait()
 	for i, o := range objs {
+		if o.Error != "" {
+			rep.Unmeasured++
+		}
 		if targets[i].serverSide {
 			rep.Apply = "server-side"
 		}
@@ -274,6 +284,8 @@ type listing struct {
 	byName map[string]map[string]any
 	// notServed: the cluster does not serve the kind (its CRD is not installed).
 	notServed bool
+	// err: the LIST failed; the kind's objects cannot be measured.
+	err error
 }
 
 // measure holds what one Run shares between objects.
@@ -312,7 +324,8 @@ func (m *measure) listAll(ctx context.Context) error {
 			items, err := m.cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
 			l.notServed = errors.Is(err, live.ErrNotServed)
 			if err != nil && !l.notServed {
-				return m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
+				l.err = m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
+				return nil // the kind's objects carry it
 			}
 			l.byName = make(map[string]map[string]any, len(items))
 			for _, it := range items {
@@ -346,6 +359,9 @@ func (m *measure) explain(err error, verb, group, version, kind, namespace strin
 // object measures one desired object.
 func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	o := Object{Object: t.id.String(), Rows: []Row{}, Normalize: Offline}
+	if err := m.lists[keyOf(t.ob, t.id)].err; err != nil {
+		return o, err
+	}
 	if t.live == nil {
 		o.Missing, o.Compared = true, 1
 		o.Normalize = "-"

@@ -136,6 +136,11 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "TO PRUNE  %s%s\n", p.Object, pruneNote(p))
 	}
 	for _, o := range r.Objects {
+		if o.Error != "" {
+			fmt.Fprintf(w, "COULD NOT MEASURE  %s: %s\n", o.Object, o.Error)
+		}
+	}
+	for _, o := range r.Objects {
 		if o.Normalize != r.Normalize && o.Normalize != Server && o.Normalize != Offline && o.Normalize != "-" {
 			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
 		}
@@ -157,8 +162,7 @@ func pruneNote(p Prune) string {
 // normalize auto): 2 divergences across 64 compared fields in 6 objects; 1 pending deletion; 1
 // object to prune".
 func summary(r *Report) string {
-	s := fmt.Sprintf("release %s/%s revision %d (%s apply, normalize %s): %d divergences across %d compared fields in %d objects",
-		r.Namespace, r.Release, r.Revision, r.Apply, r.Normalize, r.Divergences, r.Compared, len(r.Objects))
+	s := fmt.Sprintf("release %s/%s revision %d (%s apply, normalize %s): %s", r.Namespace, r.Release, r.Revision, r.Apply, r.Normalize, measured(r))
 	if r.PendingDeletions > 0 {
 		s += fmt.Sprintf("; %d pending deletions", r.PendingDeletions)
 	}
@@ -168,13 +172,25 @@ func summary(r *Report) string {
 	return s
 }
 
+// measured says how much was found where: "5 divergences across 61 compared fields in 4
+// objects", led by what could not be measured, so that such a line never looks clean.
+func measured(r *Report) string {
+	s := ""
+	if r.Unmeasured > 0 {
+		s = fmt.Sprintf("could not measure %d of %d objects; in the others, ", r.Unmeasured, len(r.Objects))
+	}
+	return s + fmt.Sprintf("%d divergences across %d compared fields in %d objects", r.Divergences, r.Compared, len(r.Objects)-r.Unmeasured)
+}
+
 func writeCounts(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "release %s/%s revision %d: %d divergences across %d compared fields in %d objects (normalize %s)\n",
-		r.Namespace, r.Release, r.Revision, r.Divergences, r.Compared, len(r.Objects), r.Normalize)
+	fmt.Fprintf(w, "release %s/%s revision %d: %s (normalize %s)\n", r.Namespace, r.Release, r.Revision, measured(r), r.Normalize)
 	for _, c := range []drift.Class{drift.Differs, drift.ChartOnly, drift.ClusterOnly, drift.Shadows} {
 		fmt.Fprintf(w, "  %-17s %d\n", c, r.Counts[c])
 	}
 	fmt.Fprintf(w, "  %-17s %d\n  %-17s %d\n", "pending deletions", r.PendingDeletions, "to prune", len(r.Prune))
+	if r.Unmeasured > 0 {
+		fmt.Fprintf(w, "  %-17s %d objects\n", "could not measure", r.Unmeasured)
+	}
 }
 
 func writeMarkdown(w io.Writer, r *Report) {
@@ -196,7 +212,12 @@ func writeMarkdown(w io.Writer, r *Report) {
 	for _, p := range r.Prune {
 		fmt.Fprintf(w, "- to prune: %s%s\n", md(p.Object), md(pruneNote(p)))
 	}
-	if len(r.Prune) > 0 {
+	for _, o := range r.Objects {
+		if o.Error != "" {
+			fmt.Fprintf(w, "- could not measure: %s: %s\n", md(o.Object), md(o.Error))
+		}
+	}
+	if len(r.Prune) > 0 || r.Unmeasured > 0 {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s\n\n", md(summary(r)))
@@ -233,6 +254,8 @@ type SummaryRow struct {
 	Compared         int                 `json:"compared"`
 	Counts           map[drift.Class]int `json:"counts"`
 	PendingDeletions int                 `json:"pendingDeletions"`
+	// Unmeasured counts the objects that could not be measured.
+	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
 	Error string `json:"error,omitempty"`
 }
@@ -240,7 +263,7 @@ type SummaryRow struct {
 // Summarise turns a report into its summary row.
 func Summarise(r *Report) SummaryRow {
 	return SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
-		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions}
+		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Unmeasured: r.Unmeasured}
 }
 
 // WriteSummary prints the rows of "diff release --all" in format.
@@ -271,6 +294,10 @@ func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
 	for _, r := range rows {
 		if r.Error != "" {
 			fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, "could not measure: " + md(r.Error), "", "", "", "", ""}, sep)+end)
+			continue
+		}
+		if r.Unmeasured > 0 {
+			fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""}, sep)+end)
 			continue
 		}
 		fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, fmt.Sprintf("%d/%d", r.Divergences, r.Compared),

@@ -27,10 +27,12 @@ func sample() *Report {
 				{Class: drift.ClusterOnly, Path: "spec.template.spec.containers[name=web].livenessProbe.initialDelaySeconds", Cluster: int64(30), Inert: true, Why: "kept: the chart does not state it"},
 				{Class: drift.Shadows, Path: "spec.template.spec.containers[name=web].env[name=LOG_LEVEL]", From: "ConfigMap web-settings", Agree: &agree, Why: "kept"},
 				{Class: drift.Shadows, Path: "spec.template.spec.containers[name=web].env[name=TOKEN]", From: "Secret web-creds", Agree: &differ, Redacted: true, Why: "kept"}}},
+			{Object: "Service apps/web", Normalize: "-", Error: "forbidden: needs list on services in namespace apps", Rows: []Row{}},
 			{Object: "Secret apps/web-creds", Normalize: "offline (dry-run forbidden: no create on secrets)", Compared: 3, Rows: []Row{
 				{Class: drift.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, Resolved: true, Why: "resets it to the chart's value"}}},
 		},
 		Prune: []Prune{{Object: "ConfigMap apps/legacy", Live: true}, {Object: "ConfigMap apps/kept", Keep: true, Live: true}},
+		Unmeasured: 1,
 	}
 }
 
