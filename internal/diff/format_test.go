@@ -31,7 +31,7 @@ func sample() *Report {
 			{Object: "Secret apps/web-creds", Normalize: "offline (dry-run forbidden: no create on secrets)", Compared: 3, Rows: []Row{
 				{Class: drift.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, Resolved: true, Why: "resets it to the chart's value"}}},
 		},
-		Prune: []Prune{{Object: "ConfigMap apps/legacy", Live: true}, {Object: "ConfigMap apps/kept", Keep: true, Live: true}},
+		Prune:      []Prune{{Object: "ConfigMap apps/legacy", Live: true}, {Object: "ConfigMap apps/kept", Keep: true, Live: true}},
 		Unmeasured: 1,
 	}
 }
