@@ -293,6 +293,29 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 		t.Errorf("exit %d (want 2), or the --set-file Secret value printed\n%s", code, out)
 	}
 
+	// A chart that keeps a generated password with lookup: rendered against the cluster, as
+	// helm upgrade renders it, nothing changes (and the real upgrade keeps the password); with
+	// --lookup=false, as helm template renders it, the password would differ.
+	lookupChart := filepath.Join(repoRoot, "testdata/charts/lookupapp")
+	h.run(t, false, nil, "install", "gen", lookupChart, "-n", ns)
+	out, errOut, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if code != 0 || !strings.Contains(out, "0 divergences across") {
+		t.Errorf("diff upgrade of a chart using lookup: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--lookup=false")
+	if code != 2 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password", "(secret)") {
+		t.Errorf("diff upgrade --lookup=false: exit %d\n%s", code, out)
+	}
+	before, err := cluster.Kube.CoreV1().Secrets(ns).Get(ctx, "gen-generated", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.run(t, false, nil, "upgrade", "gen", lookupChart, "-n", ns)
+	after, err := cluster.Kube.CoreV1().Secrets(ns).Get(ctx, "gen-generated", metav1.GetOptions{})
+	if err != nil || string(after.Data["password"]) != string(before.Data["password"]) {
+		t.Errorf("helm upgrade changed the generated password, predicted unchanged")
+	}
+
 	// A chart from an OCI registry, by version, over plain HTTP.
 	tgzDir := t.TempDir()
 	h.run(t, false, nil, "package", "testdata/charts/webapp", "-d", tgzDir)
@@ -342,7 +365,7 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 			found++
 		}
 	}
-	if found != 3 {
-		t.Errorf("diff release -A: %d rows of namespace %s, want 3\n%s", found, ns, out)
+	if found != 4 {
+		t.Errorf("diff release -A: %d rows of namespace %s, want 4\n%s", found, ns, out)
 	}
 }

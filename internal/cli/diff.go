@@ -49,7 +49,7 @@ Usage:
 
 "diff upgrade": desired is what "helm upgrade RELEASE CHART" with the same flags would install,
 rendered in-process with the Helm SDK (values reused as helm upgrade reuses them, the
-post-renderer run). "diff release": desired is the manifest Helm stored for the release's
+post-renderer run, lookup calls answered by the cluster). "diff release": desired is the manifest Helm stored for the release's
 latest revision (what helm-controller's drift detection compares). "--all": every release in
 the namespace (-A: in all namespaces), one summary row each.
 
@@ -116,6 +116,8 @@ type diffOptions struct {
 	reuseValues      bool
 	resetValues      bool
 	resetThenReuse   bool
+	lookup           bool
+	enableDNS        bool
 	registry         registryOptions
 }
 
@@ -151,6 +153,8 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.reuseValues, "reuse-values", false, "diff upgrade: as helm upgrade --reuse-values")
 	fs.BoolVar(&o.resetValues, "reset-values", false, "diff upgrade: as helm upgrade --reset-values")
 	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
+	fs.BoolVar(&o.lookup, "lookup", true, "diff upgrade: render the chart's lookup calls against the cluster, as helm upgrade does (needs get/list on what it looks up); false renders them empty, as helm template does")
+	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
 	fs.BoolVar(&o.registry.plainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
 	fs.BoolVar(&o.registry.insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
 	fs.StringVar(&o.registry.caFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
@@ -363,7 +367,12 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	up := action.NewUpgrade(cfg)
 	up.SetRegistryClient(rc)
 	up.Namespace = o.namespace
+	// A dry run that still talks to the cluster for lookup, as the real upgrade would.
 	up.DryRun, up.DryRunOption = true, "client"
+	if o.lookup {
+		up.DryRunOption = "server"
+	}
+	up.EnableDNS = o.enableDNS
 	up.DisableOpenAPIValidation = true
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
