@@ -49,9 +49,10 @@ Usage:
 
 "diff upgrade": desired is what "helm upgrade RELEASE CHART" with the same flags would install,
 rendered in-process with the Helm SDK (values reused as helm upgrade reuses them, the
-post-renderer run, lookup calls answered by the cluster). "diff release": desired is the manifest Helm stored for the release's
-latest revision (what helm-controller's drift detection compares). "--all": every release in
-the namespace (-A: in all namespaces), one summary row each.
+post-renderer run, lookup calls answered by the cluster). "diff release": desired is the
+manifest Helm stored for the release's latest revision (what helm-controller's drift
+detection compares). "--all": every release in the namespace (-A: in all namespaces), one
+summary row each.
 
 Every field is classified:
   DIFFERS       chart and cluster both have it, with different values
