@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -53,11 +54,14 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 	if t.prev == nil {
 		return p
 	}
+	p.hasPrevious = true
+	if bytes.Equal(t.prev.Doc.YAML(), t.ob.Doc.YAML()) && t.prev.Item == t.ob.Item {
+		return p // the same document: the upgrade changes and drops nothing here
+	}
 	prev, err := t.prev.Decode()
 	if err != nil {
 		return p
 	}
-	p.hasPrevious = true
 	ns := t.id.Namespace
 	res := drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {

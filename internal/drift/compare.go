@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -54,8 +55,9 @@ type Result struct {
 // maps, slices, strings, float64/int64, bools). typeMeta selects the OpenAPI schema that
 // gives the lists' merge keys; unknown kinds compare lists by index.
 func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
-	c := &comparer{kind: typeMeta.Kind, secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
-	c.walk("", "", "", schemaFor(typeMeta), chart, cluster, true, true, nil)
+	c := &comparer{kind: typeMeta.Kind, typeKey: typeMeta.APIVersion + "/" + typeMeta.Kind,
+		secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
+	c.walk("", "", "", c.schema("", func() *openapi.ResourceSchema { return schemaFor(typeMeta) }), chart, cluster, true, true, nil)
 	sort.SliceStable(c.res.Divergences, func(i, j int) bool { return c.res.Divergences[i].Path < c.res.Divergences[j].Path })
 	return c.res
 }
@@ -68,9 +70,10 @@ func schemaFor(t yaml.TypeMeta) *openapi.ResourceSchema {
 }
 
 type comparer struct {
-	kind   string
-	secret bool
-	res    Result
+	kind    string
+	typeKey string // apiVersion/kind, for the schema cache
+	secret  bool
+	res     Result
 }
 
 // walk compares a and b at path (pattern: the path with "[]" for list elements); inA/inB say
@@ -97,7 +100,7 @@ func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 		for _, k := range sortedKeys(keys) {
 			av, okA := am[k]
 			bv, okB := bm[k]
-			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), field(s, k), av, bv, okA, okB, bm)
+			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(pattern, s, k), av, bv, okA, okB, bm)
 		}
 		return
 	}
@@ -124,7 +127,7 @@ func (c *comparer) list(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 	keys := mergeKeys(s)
 	var elems *openapi.ResourceSchema
 	if s != nil {
-		elems = s.Elements()
+		elems = c.elements(pattern, s)
 	}
 	if len(keys) == 0 || !allMaps(a) || !allMaps(b) {
 		for i := 0; i < max(len(a), len(b)); i++ {
@@ -224,7 +227,7 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), field(s, k), t[k], cls, t)
+			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(pattern, s, k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
@@ -233,7 +236,7 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 		keys := mergeKeys(s)
 		var elems *openapi.ResourceSchema
 		if s != nil {
-			elems = s.Elements()
+			elems = c.elements(pattern, s)
 		}
 		for i, e := range t {
 			name := fmt.Sprintf("%s[%d]", path, i)
@@ -282,11 +285,35 @@ func mergeKeys(s *openapi.ResourceSchema) []string {
 	return keys
 }
 
-func field(s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
+// schemas caches kyaml's schema lookups by kind and field pattern: each Field or Elements call
+// resolves references and copies the schema anew, which dominated Compare's allocations.
+var schemas sync.Map // typeKey|pattern → *openapi.ResourceSchema (nil kept too)
+
+// schema returns the cached schema at pattern for the comparer's kind, computing it once.
+func (c *comparer) schema(pattern string, compute func() *openapi.ResourceSchema) *openapi.ResourceSchema {
+	key := c.typeKey + "|" + pattern
+	if v, ok := schemas.Load(key); ok {
+		return v.(*openapi.ResourceSchema)
+	}
+	s := compute()
+	schemas.Store(key, s)
+	return s
+}
+
+// field is the schema of field k of s, which is the schema at pattern.
+func (c *comparer) field(pattern string, s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
 	if s == nil {
 		return nil
 	}
-	return s.Field(k)
+	return c.schema(join(pattern, k), func() *openapi.ResourceSchema { return s.Field(k) })
+}
+
+// elements is the schema of the elements of the list s, which is the schema at pattern.
+func (c *comparer) elements(pattern string, s *openapi.ResourceSchema) *openapi.ResourceSchema {
+	if s == nil {
+		return nil
+	}
+	return c.schema(pattern+"[]", s.Elements)
 }
 
 func allMaps(l []any) bool {
