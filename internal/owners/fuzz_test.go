@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -17,6 +20,9 @@ func FuzzScan(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// Load kyaml's OpenAPI data before fuzzing, in every worker: its first use takes seconds,
+	// which would stall the first input each worker runs past a short -fuzztime.
+	openapi.IsNamespaceScoped(yaml.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := manifest.Split(in)
 		if err != nil {
