@@ -320,12 +320,8 @@ func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.En
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
 	settings.SetNamespace(namespace)
-	getter, err := o.kube.newRESTGetter(namespace, cl.Counts)
+	cfg, _, err := o.kube.helmConfiguration(namespace, cl.Counts)
 	if err != nil {
-		return nil, nil, err
-	}
-	cfg := new(action.Configuration)
-	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, nil, err
 	}
 	return settings, cfg, nil

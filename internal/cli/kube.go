@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/spf13/pflag"
+	"helm.sh/helm/v3/pkg/action"
 
 	"github.com/helm-drift/helm-drift/internal/live"
 )
@@ -83,3 +85,17 @@ func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, 
 
 // ToRawKubeConfigLoader returns the kubeconfig loader (Helm reads the namespace from it).
 func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig { return g.loader }
+
+// helmConfiguration returns the Helm SDK's action configuration for namespace ("" for all),
+// over one restGetter (requests counted in counts), and that getter.
+func (o *kubeOptions) helmConfiguration(namespace string, counts *live.Counts) (*action.Configuration, *restGetter, error) {
+	getter, err := o.newRESTGetter(namespace, counts)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := new(action.Configuration)
+	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
+		return nil, nil, fmt.Errorf("helm storage: %w", err)
+	}
+	return cfg, getter, nil
+}

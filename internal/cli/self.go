@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/action"
-	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
@@ -96,18 +95,14 @@ type selfClients struct {
 }
 
 func (o *selfOptions) clients() (*selfClients, error) {
-	settings := helmcli.New()
-	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
-	getter := settings.RESTClientGetter()
-	cfg := new(action.Configuration)
-	if err := cfg.Init(getter, o.namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
-		return nil, fmt.Errorf("helm storage: %w", err)
+	cfg, getter, err := o.kube.helmConfiguration(o.namespace, &live.Counts{})
+	if err != nil {
+		return nil, err
 	}
 	rc, err := getter.ToRESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
-	rc.Timeout = o.kube.timeout
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, err
