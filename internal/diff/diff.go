@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/drift"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
@@ -56,6 +57,9 @@ type Report struct {
 	Revision  int    `json:"revision"`
 	// Normalize is the mode asked for; objects say which one each got.
 	Normalize string `json:"normalize"`
+	// Defaulting says whose defaulting code the offline normalisation ran when it is not that
+	// of the cluster's own Kubernetes minor version (absent when it is).
+	Defaulting string `json:"defaulting,omitempty"`
 	// Apply says how Helm writes this release: "client-side" (Helm 3's three-way merge) or
 	// "server-side" (Helm 4), read from the live objects' managedFields.
 	Apply string `json:"apply"`
@@ -194,7 +198,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for _, t := range targets {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
-	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version),
 		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {

@@ -145,7 +145,20 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
 		}
 	}
+	if r.Defaulting != "" && usedOffline(r) {
+		fmt.Fprintf(w, "note: offline normalisation: %s\n", r.Defaulting)
+	}
 	fmt.Fprintln(w, summary(r))
+}
+
+// usedOffline reports whether any object was normalised offline.
+func usedOffline(r *Report) bool {
+	for _, o := range r.Objects {
+		if strings.HasPrefix(o.Normalize, Offline) {
+			return true
+		}
+	}
+	return false
 }
 
 func pruneNote(p Prune) string {

@@ -11,12 +11,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/drift"
 )
 
-// normalize returns the chart's side of t to compare: the API server's answer to a dry-run
-// create (Server, Auto) or the desired object with its CRD's schema defaults (Offline), and
-// the mode used, with the reason when it is not the one asked for.
+// normalize returns the chart's side of t to compare: what the API server would store for it,
+// told by a server-side dry-run create (Server, Auto) or reproduced offline with the API
+// server's own decoding and defaulting code (Offline), with what the server allocated taken
+// from the live object; and the mode used, with the reason when it is not the one asked for.
 func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any) (map[string]any, string, error) {
 	group, version := splitAPIVersion(t.ob.APIVersion)
 	mode := Offline
@@ -34,7 +36,10 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 		if why == "" {
 			out, err := m.cl.DryRunCreate(ctx, drift.ForDryRun(t.ob.Kind, desired), tempName())
 			if err == nil {
-				return drift.Unallocate(t.ob.Kind, out, desired, t.ob.Name), Server, nil
+				// What the dry-run leaves from the chart's own text (the addresses and ports it
+				// states) is judged as the server would store it, never as written (a null).
+				written, _, _ := m.written(ctx, t, tm, desired, Server)
+				return drift.Allocated(t.ob.Kind, drift.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
 			}
 			var status apierrors.APIStatus
 			isStatus := errors.As(err, &status)
@@ -61,11 +66,29 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 	return m.offline(ctx, t, tm, desired, mode)
 }
 
-// offline applies the defaults a CRD's schema declares to a custom resource; built-in kinds
-// are left to the defaults table drift.Compare consults.
+// offline reproduces the API server's write of desired (see written), with what the server
+// allocated taken from the live object.
 func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any, mode string) (map[string]any, string, error) {
+	written, mode, err := m.written(ctx, t, tm, desired, mode)
+	if err != nil {
+		return nil, "", err
+	}
+	return drift.Allocated(t.ob.Kind, written, t.live), mode, nil
+}
+
+// written returns desired as the API server would store it, offline: a built-in kind through
+// its typed struct, the scheme's defaulting and conversions (internal/defaulting); a custom
+// resource through its CRD's structural schema (pruning, nullable, defaults). mode comes back
+// with a note when that could not be done: the object is then compared as the chart wrote it.
+func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any, mode string) (map[string]any, string, error) {
+	if out, known, err := defaulting.BuiltIn(desired); known {
+		if err != nil {
+			return desired, mode + " (not defaulted: " + err.Error() + ")", nil
+		}
+		return out, mode, nil
+	}
 	if drift.BuiltIn(tm) {
-		return desired, mode, nil
+		return desired, mode, nil // a built-in group this Kubernetes version does not define
 	}
 	group, version := splitAPIVersion(t.ob.APIVersion)
 	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
@@ -79,7 +102,11 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	case err != nil:
 		return nil, "", err
 	}
-	return drift.SchemaDefaults(desired, schema), mode, nil
+	out, err := defaulting.CustomResource(desired, schema)
+	if err != nil {
+		return desired, mode + " (CRD schema not applied: " + err.Error() + ")", nil
+	}
+	return out, mode, nil
 }
 
 // fixedName are the kinds whose name the API server checks against their spec: they cannot be

@@ -11,8 +11,8 @@ import (
 )
 
 // FuzzCompareSelf: any object compared with itself has no divergence, raw or normalised, and
-// nothing panics on two different objects, in the normaliser, the inert marker, the schema
-// defaulter (b as a CRD schema) or the dry-run clean-up. Seeded with every document of the
+// nothing panics on two different objects, in the normaliser, the inert marker, or the dry-run clean-up
+// and allocation fill (b as the live object). Seeded with every document of the
 // testdata streams.
 func FuzzCompareSelf(f *testing.F) {
 	f.Add([]byte(deploy), []byte("spec: {replicas: 3}"))
@@ -46,8 +46,8 @@ func FuzzCompareSelf(f *testing.F) {
 			}
 			r := Compare(tm, ma, mb)
 			MarkInert(&r, ma, mb)
-			SchemaDefaults(ma, mb)
 			Unallocate(tm.Kind, ma, mb, "x")
+			Allocated(tm.Kind, ma, mb)
 		}
 	})
 }

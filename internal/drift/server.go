@@ -52,8 +52,8 @@ func ForDryRun(kind string, desired map[string]any) map[string]any {
 // Unallocate prepares an object a server-side dry-run returned under a temporary name for
 // comparison with the live one: the name is set back to name; what the API server allocates
 // afresh on every create (cluster IPs, node ports, a Job's uid-based selector and labels) is
-// set to what desired states, or, where it states nothing, removed, for the defaults table to
-// judge against the live object's own allocation.
+// set to what desired states, or, where it states nothing, removed, for Allocated to take from
+// the live object.
 func Unallocate(kind string, dryRun, desired map[string]any, name string) map[string]any {
 	out := deepCopy(dryRun)
 	md, _ := out["metadata"].(map[string]any)
@@ -115,49 +115,6 @@ func Unallocate(kind string, dryRun, desired map[string]any, name string) map[st
 	return out
 }
 
-// SchemaDefaults returns a copy of obj with the defaults a CRD's structural schema
-// (openAPIV3Schema) declares filled in where obj lacks them, the way the API server defaults
-// a custom resource (xref: Kubernetes docs, "Defaulting" for CustomResourceDefinitions).
-func SchemaDefaults(obj map[string]any, schema map[string]any) map[string]any {
-	if schema == nil {
-		return obj
-	}
-	out, _ := applyDefaults(deepCopy(obj), schema).(map[string]any)
-	return out
-}
-
-func applyDefaults(v any, schema map[string]any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		props, _ := schema["properties"].(map[string]any)
-		for name, p := range props {
-			ps, _ := p.(map[string]any)
-			if _, has := t[name]; !has {
-				if d, ok := ps["default"]; ok {
-					t[name] = deepCopyValue(d)
-				}
-			}
-			if cur, has := t[name]; has {
-				t[name] = applyDefaults(cur, ps)
-			}
-		}
-		if ap, ok := schema["additionalProperties"].(map[string]any); ok {
-			for k, cur := range t {
-				if _, named := props[k]; !named {
-					t[k] = applyDefaults(cur, ap)
-				}
-			}
-		}
-	case []any:
-		if items, ok := schema["items"].(map[string]any); ok {
-			for i, e := range t {
-				t[i] = applyDefaults(e, items)
-			}
-		}
-	}
-	return v
-}
-
 func deepCopy(m map[string]any) map[string]any {
 	out, _ := deepCopyValue(m).(map[string]any)
 	return out
@@ -193,4 +150,112 @@ func toInt64(v any) any {
 		}
 	}
 	return v
+}
+
+// Allocated returns obj with what the API server allocates on a create, and the chart does not
+// state, taken from the live object: a Service's cluster IPs, IP families and policy, node
+// ports (ports matched by port and protocol) and health-check node port; a Job's uid-based
+// selector and labels. Such a value is the cluster's choice, not drift, whichever way obj was
+// defaulted (offline, or a dry-run under another name, after Unallocate).
+// xref: Kubernetes, pkg/registry/core/service/storage (IP and port allocation),
+// pkg/registry/batch/job/strategy.go generateSelector.
+func Allocated(kind string, obj, live map[string]any) map[string]any {
+	if live == nil || kind != "Service" && kind != "Job" {
+		return obj
+	}
+	out := deepCopy(obj)
+	spec, _ := out["spec"].(map[string]any)
+	liveSpec, _ := live["spec"].(map[string]any)
+	if spec == nil || liveSpec == nil {
+		return out
+	}
+	switch kind {
+	case "Service":
+		for _, f := range []string{"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort"} {
+			fillFrom(spec, liveSpec, f)
+		}
+		livePorts, _ := liveSpec["ports"].([]any)
+		ports, _ := spec["ports"].([]any)
+		for _, p := range ports {
+			pm, _ := p.(map[string]any)
+			if lp := matchPort(pm, livePorts); lp != nil {
+				fillFrom(pm, lp, "nodePort")
+			}
+		}
+	case "Job":
+		fillFrom(spec, liveSpec, "selector")
+		if sel, ok := spec["selector"].(map[string]any); ok {
+			if ml, ok := sel["matchLabels"].(map[string]any); ok {
+				liveML := nested(liveSpec, "selector", "matchLabels")
+				for _, l := range allocatedLabels {
+					fillFrom(ml, liveML, l)
+				}
+			}
+		}
+		tmpl, _ := spec["template"].(map[string]any)
+		if tmpl == nil {
+			return out
+		}
+		tmd, _ := tmpl["metadata"].(map[string]any)
+		if tmd == nil {
+			tmd = map[string]any{}
+			tmpl["metadata"] = tmd
+		}
+		liveLabels := nested(liveSpec, "template", "metadata", "labels")
+		labels, _ := tmd["labels"].(map[string]any)
+		for _, l := range allocatedLabels {
+			if _, has := liveLabels[l]; has {
+				if labels == nil {
+					labels = map[string]any{}
+					tmd["labels"] = labels
+				}
+				fillFrom(labels, liveLabels, l)
+			}
+		}
+	}
+	return out
+}
+
+// fillFrom sets dst[k] to a copy of src[k] when dst has no value there and src has one.
+func fillFrom(dst, src map[string]any, k string) {
+	if dst == nil || src == nil {
+		return
+	}
+	if v, has := dst[k]; has && v != nil {
+		return
+	}
+	if v, has := src[k]; has && v != nil {
+		dst[k] = deepCopyValue(v)
+	}
+}
+
+// matchPort finds the live Service port with p's port and protocol (TCP when unset).
+func matchPort(p map[string]any, live []any) map[string]any {
+	if p == nil {
+		return nil
+	}
+	proto := func(m map[string]any) any {
+		if v, ok := m["protocol"]; ok && v != nil {
+			return v
+		}
+		return "TCP"
+	}
+	for _, l := range live {
+		lm, _ := l.(map[string]any)
+		if lm != nil && equal(lm["port"], p["port"]) && proto(lm) == proto(p) {
+			return lm
+		}
+	}
+	return nil
+}
+
+func nested(m map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		next, _ := m[k].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		m = next
+	}
+	return m
 }

@@ -42,7 +42,9 @@ type Client struct {
 	// Server is the API server's address, for messages.
 	Server string
 	// Counts counts the requests this client made.
-	Counts    *Counts
+	Counts *Counts
+	// Version is the API server's version ("v1.34.2").
+	Version   string
 	discovery discovery.DiscoveryInterface
 	mapper    meta.RESTMapper
 	md        metadata.Interface
@@ -87,7 +89,8 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dc.ServerVersion(); err != nil {
+	sv, err := dc.ServerVersion()
+	if err != nil {
 		return nil, fmt.Errorf("cluster %s unreachable: %w", cfg.Host, err)
 	}
 	md, err := metadata.NewForConfig(cfg)
@@ -99,7 +102,7 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 		return nil, err
 	}
 	cached := memory.NewMemCacheClient(dc)
-	return &Client{Server: cfg.Host, Counts: counts, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
+	return &Client{Server: cfg.Host, Counts: counts, Version: sv.GitVersion, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
 }
 
 // mapping finds how the cluster serves group/kind, preferring version.

@@ -1,0 +1,275 @@
+package defaulting
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/version"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	baseversion "k8s.io/component-base/version"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	// The API groups the API server serves, each installed into legacyscheme with its
+	// defaulting and conversion functions.
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	_ "k8s.io/kubernetes/pkg/apis/apiserverinternal/install"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	_ "k8s.io/kubernetes/pkg/apis/events/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	_ "k8s.io/kubernetes/pkg/apis/node/install"
+	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
+	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
+	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
+)
+
+// scheme holds every built-in kind the API server serves, CustomResourceDefinitions included.
+var scheme = func() *runtime.Scheme {
+	apiextensionsinstall.Install(legacyscheme.Scheme)
+	return legacyscheme.Scheme
+}()
+
+// decoder decodes a request body into the typed object of its apiVersion and kind, as the API
+// server's JSON serializer does (case-sensitive, integers kept), without defaulting.
+var decoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
+
+// Version is the minor version of Kubernetes whose API server code this package runs.
+var Version = baseversion.DefaultKubeBinaryVersion
+
+// Known reports whether apiVersion/kind is a kind this package defaults as the API server does
+// (a built-in kind of the scheme).
+func Known(apiVersion, kind string) bool {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return false
+	}
+	return scheme.Recognizes(gv.WithKind(kind))
+}
+
+// BuiltIn returns obj (decoded JSON) as the API server would store and return it: decoded
+// into its typed struct, defaulted, converted to the internal version and back, defaulted
+// again (as a read from storage is), encoded. ok is false for a kind the scheme does not know.
+// The error of an object that does not decode names the field, never a Secret's value.
+func BuiltIn(obj map[string]any) (out map[string]any, ok bool, err error) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, false, nil
+	}
+	gvk := gv.WithKind(kind)
+	if !scheme.Recognizes(gvk) {
+		return nil, false, nil
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: encode: %w", kind, err)
+	}
+	typed, _, err := decoder.Decode(data, &gvk, nil)
+	if err != nil {
+		return nil, true, decodeError(gvk, err)
+	}
+	scheme.Default(typed)
+	internal, err := scheme.ConvertToVersion(typed, schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal})
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: convert to the internal version: %w", gvk, err)
+	}
+	external, err := scheme.ConvertToVersion(internal, gv)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: convert to %s: %w", gvk, gv, err)
+	}
+	scheme.Default(external)
+	b, err := json.Marshal(external)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: encode: %w", gvk, err)
+	}
+	out, err = decodeJSON(b)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s: decode: %w", gvk, err)
+	}
+	out["apiVersion"], out["kind"] = apiVersion, kind
+	return out, true, nil
+}
+
+// decodeError says which field did not decode; for a Secret, only that it did not (a JSON
+// error can quote the value).
+func decodeError(gvk schema.GroupVersionKind, err error) error {
+	if gvk.Group == "" && gvk.Kind == "Secret" {
+		return fmt.Errorf("%s: does not decode as %s (the reason is not shown for a Secret)", gvk.Kind, gvk.GroupVersion())
+	}
+	return fmt.Errorf("%s: does not decode as %s: %w", gvk.Kind, gvk.GroupVersion(), err)
+}
+
+// CustomResource returns obj as the API server would store a custom resource whose CRD
+// declares openAPIV3Schema for its version: metadata coerced to ObjectMeta, unknown fields
+// pruned (unless preserved), nulls of non-nullable fields without a default dropped, then the
+// schema's defaults applied.
+// xref: k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go
+// (unstructuredSchemaCoercer.apply, unstructuredDefaulter.Default).
+func CustomResource(obj map[string]any, openAPIV3Schema map[string]any) (map[string]any, error) {
+	if openAPIV3Schema == nil {
+		return obj, nil
+	}
+	s, err := structural(openAPIV3Schema)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decodeJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	// Metadata as ObjectMeta holds it, saved before pruning and put back after, "starting clean".
+	objectMeta, hasMeta, _, err := schemaobjectmeta.GetObjectMetaWithOptions(out, schemaobjectmeta.ObjectMetaOptions{DropMalformedFields: true})
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	structuralpruning.PruneWithOptions(out, s, true, structuralschema.UnknownFieldPathOptions{})
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(out, s)
+	if ferr, _ := schemaobjectmeta.CoerceWithOptions(nil, out, s, false, schemaobjectmeta.CoerceOptions{DropInvalidFields: true}); ferr != nil {
+		return nil, fmt.Errorf("metadata: %v", ferr)
+	}
+	if hasMeta {
+		if err := schemaobjectmeta.SetObjectMeta(out, objectMeta); err != nil {
+			return nil, fmt.Errorf("metadata: %w", err)
+		}
+		if md, ok := out["metadata"].(map[string]any); ok && md["creationTimestamp"] == nil {
+			delete(md, "creationTimestamp") // ObjectMeta's zero time, not a value
+		}
+	}
+	structuraldefaulting.Default(out, s)
+	return numbers(out).(map[string]any), nil
+}
+
+// structurals caches the structural form of each schema by its JSON text.
+var structurals sync.Map
+
+func structural(openAPIV3Schema map[string]any) (*structuralschema.Structural, error) {
+	b, err := json.Marshal(openAPIV3Schema)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := structurals.Load(string(b)); ok {
+		return s.(*structuralschema.Structural), nil
+	}
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return nil, fmt.Errorf("CRD schema: %w", err)
+	}
+	var internal apiextensionsinternal.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+		return nil, fmt.Errorf("CRD schema: %w", err)
+	}
+	s, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return nil, fmt.Errorf("CRD schema is not structural: %w", err)
+	}
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil, fmt.Errorf("CRD schema defaults: %w", err)
+	}
+	structurals.Store(string(b), s)
+	return s, nil
+}
+
+// decodeJSON decodes b with whole numbers as int64 and others as float64, as the objects
+// elsewhere hold them.
+func decodeJSON(b []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var out map[string]any
+	if err := d.Decode(&out); err != nil {
+		return nil, err
+	}
+	return numbers(out).(map[string]any), nil
+}
+
+func numbers(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = numbers(e)
+		}
+	case json.Number:
+		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			return i
+		}
+		f, _ := strconv.ParseFloat(string(t), 64)
+		return f
+	}
+	return v
+}
+
+var emulated struct {
+	sync.Mutex
+	minor string
+	note  string
+}
+
+// Emulate makes the defaulting code behind feature gates follow the gates of a cluster that
+// reports serverVersion ("v1.34.2"), and returns what the report should say about it: "" when
+// the cluster runs this package's minor, else which minor's code ran and whether its gates
+// could follow the cluster's.
+func Emulate(serverVersion string) string {
+	v, err := version.ParseGeneric(serverVersion)
+	if err != nil {
+		return fmt.Sprintf("defaulting of Kubernetes v%s (the cluster's version %q is not understood)", Version, serverVersion)
+	}
+	minor := fmt.Sprintf("%d.%d", v.Major(), v.Minor())
+	emulated.Lock()
+	defer emulated.Unlock()
+	if emulated.minor == minor {
+		return emulated.note
+	}
+	emulated.minor = minor
+	own := version.MustParseGeneric(Version)
+	switch {
+	case minor == Version:
+		emulated.note = ""
+	case v.GreaterThan(own):
+		emulated.note = fmt.Sprintf("defaulting of Kubernetes v%s; the cluster runs v%s, whose newer defaults are not known", Version, minor)
+	default:
+		if err := utilfeature.DefaultMutableFeatureGate.SetEmulationVersion(version.MajorMinor(v.Major(), v.Minor())); err != nil {
+			emulated.note = fmt.Sprintf("defaulting of Kubernetes v%s; the cluster runs v%s, whose feature gates could not be emulated (%s): gated defaults may differ",
+				Version, minor, firstLine(err.Error()))
+		} else {
+			emulated.note = fmt.Sprintf("defaulting of Kubernetes v%s with the feature gates of v%s, the cluster's", Version, minor)
+		}
+	}
+	return emulated.note
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
