@@ -170,8 +170,7 @@ func TestDiffMutationMatrix(t *testing.T) {
 			"ConfigMap %s/zoo-settings|DIFFERS|data.LOG_LEVEL||true|kubectl-patch",
 			"Secret %s/zoo-creds|DIFFERS|data.TOKEN||true|kubectl-patch",
 			web + "|DIFFERS|spec.replicas||true|kubectl-patch",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].name||false|sidecar-injector",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].value||false|sidecar-injector",
+			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED]||false|sidecar-injector", // one row for the whole entry
 			web + "|CLUSTER-ONLY|" + env + "livenessProbe.initialDelaySeconds|inert|false|kubectl-patch",
 			"Widget.zoo.example.com %s/zoo-widget|DIFFERS|spec.color||false|kubectl-patch", // a two-way merge for custom resources
 		}, common...),
@@ -179,8 +178,7 @@ func TestDiffMutationMatrix(t *testing.T) {
 			"ConfigMap %s/zoo-settings|DIFFERS|data.LOG_LEVEL||false|kubectl-patch",
 			"Secret %s/zoo-creds|DIFFERS|data.TOKEN||true|kubectl-patch", // stringData is written over data: no conflict
 			web + "|DIFFERS|spec.replicas||false|kubectl-patch",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].name||false|sidecar-injector",
-			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].value||false|sidecar-injector",
+			web + "|CLUSTER-ONLY|" + env + "env[name=INJECTED]||false|sidecar-injector", // one row for the whole entry
 			web + "|CLUSTER-ONLY|" + env + "livenessProbe.initialDelaySeconds|inert|false|kubectl-patch",
 			"Widget.zoo.example.com %s/zoo-widget|DIFFERS|spec.color||false|kubectl-patch",
 		}, common...),
@@ -242,8 +240,7 @@ func TestDiffMutationMatrix(t *testing.T) {
 			}
 			if helmName == "helm4" { // --force-conflicts resolved the conflicts too
 				left = []string{
-					fmt.Sprintf(web, ns) + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].name||false|sidecar-injector",
-					fmt.Sprintf(web, ns) + "|CLUSTER-ONLY|" + env + "env[name=INJECTED].value||false|sidecar-injector",
+					fmt.Sprintf(web, ns) + "|CLUSTER-ONLY|" + env + "env[name=INJECTED]||false|sidecar-injector",
 					fmt.Sprintf(web, ns) + "|CLUSTER-ONLY|" + env + "livenessProbe.initialDelaySeconds|inert|false|kubectl-patch",
 				}
 			}

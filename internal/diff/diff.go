@@ -398,6 +398,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	o.Ignored = drift.Ignore(&res, m.rules, drift.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
 		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 	o.Compared = res.Compared
+	drift.Fold(&res)
 
 	p := m.predictor(tm, t, desired)
 	for _, dv := range res.Divergences {

@@ -91,7 +91,7 @@ func (p *predictor) predict(row *Row) {
 			others = nil
 		}
 	}
-	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed)
+	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed) || aboveAny(row.Path, p.changed)
 	switch row.Class {
 	case drift.ChartOnly:
 		switch {
@@ -110,7 +110,7 @@ func (p *predictor) predict(row *Row) {
 			row.Why = "kept: Helm 3 patches a custom resource with a two-way merge of the last and the new manifest, and the chart does not change this field"
 		}
 	case drift.ClusterOnly:
-		dropped := p.dropped[row.Path] || underAny(row.Path, p.dropped)
+		dropped := p.dropped[row.Path] || underAny(row.Path, p.dropped) || aboveAny(row.Path, p.dropped)
 		switch {
 		case !dropped:
 			row.Why = "kept: the chart does not state it"
@@ -134,6 +134,17 @@ func (p *predictor) predict(row *Row) {
 func underAny(path string, paths map[string]bool) bool {
 	for p := range paths {
 		if strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// aboveAny reports whether one of paths lies under path (a row folded into one entry, whose
+// leaves the last-vs-new comparison recorded one by one).
+func aboveAny(path string, paths map[string]bool) bool {
+	for p := range paths {
+		if strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
 			return true
 		}
 	}

@@ -42,6 +42,18 @@ type Divergence struct {
 	Redacted bool
 	// Inert is set (by MarkInert) for a divergence that changes nothing in the running pod.
 	Inert bool
+	// Entry is, for a leaf under a map entry or list element that only one side has, that
+	// entry: Fold turns its leaves into one row.
+	Entry *Entry
+}
+
+// Entry is a map entry or list element (with everything under it) that only one side has.
+type Entry struct {
+	Path, Pointer string
+	// Value is the side's whole value there.
+	Value any
+	// Leaves counts the divergences recorded under it.
+	Leaves int
 }
 
 // Result is the comparison of one object.
@@ -81,10 +93,10 @@ type comparer struct {
 func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
 	switch {
 	case !inA:
-		c.leaves(path, pattern, ptr, s, b, ClusterOnly, parentB)
+		c.entry(path, ptr, b, func() { c.leaves(path, pattern, ptr, s, b, ClusterOnly, parentB) })
 		return
 	case !inB:
-		c.leaves(path, pattern, ptr, s, a, ChartOnly, nil)
+		c.entry(path, ptr, a, func() { c.leaves(path, pattern, ptr, s, a, ChartOnly, nil) })
 		return
 	}
 	am, aIsMap := a.(map[string]any)
@@ -120,6 +132,70 @@ func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 	if !equal(a, b) {
 		c.add(Divergence{Class: Differs, Path: path, Pointer: ptr, Chart: a, Cluster: b})
 	}
+}
+
+// entry records, through record, the leaves of v, which only one side has at path; when v is a
+// map or list, they are marked as one Entry for Fold.
+func (c *comparer) entry(path, ptr string, v any, record func()) {
+	from := len(c.res.Divergences)
+	record()
+	switch v.(type) {
+	case map[string]any, []any:
+	default:
+		return
+	}
+	added := c.res.Divergences[from:]
+	if len(added) == 0 {
+		return
+	}
+	e := &Entry{Path: path, Pointer: ptr, Value: v, Leaves: len(added)}
+	for i := range added {
+		added[i].Entry = e
+	}
+}
+
+// Fold turns the divergences under one Entry into one row, named by the entry's path, with
+// the side's whole value (none where the leaves are redacted): an env entry added out of band
+// is one row, env[name=TRACING], not one per field inside it. An entry some of whose leaves
+// an ignore rule dropped stays leaf by leaf. Call it after Ignore and MarkInert.
+func Fold(r *Result) {
+	count := map[*Entry]int{}
+	inert := map[*Entry]bool{}
+	redacted := map[*Entry]bool{}
+	for _, d := range r.Divergences {
+		if e := d.Entry; e != nil {
+			if count[e] == 0 {
+				inert[e] = true
+			}
+			count[e]++
+			inert[e] = inert[e] && d.Inert
+			redacted[e] = redacted[e] || d.Redacted
+		}
+	}
+	out := r.Divergences[:0]
+	done := map[*Entry]bool{}
+	for _, d := range r.Divergences {
+		e := d.Entry
+		if e == nil || count[e] != e.Leaves || e.Leaves == 1 && d.Path == e.Path {
+			d.Entry = nil
+			out = append(out, d)
+			continue
+		}
+		if done[e] {
+			continue
+		}
+		done[e] = true
+		folded := Divergence{Class: d.Class, Path: e.Path, Pointer: e.Pointer, Redacted: redacted[e], Inert: inert[e]}
+		if !folded.Redacted {
+			if d.Class == ChartOnly {
+				folded.Chart = e.Value
+			} else {
+				folded.Cluster = e.Value
+			}
+		}
+		out = append(out, folded)
+	}
+	r.Divergences = out
 }
 
 // list compares two lists: by merge keys where the schema has them, else by index.

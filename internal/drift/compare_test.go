@@ -155,3 +155,52 @@ func TestSecretValuesNeverInResult(t *testing.T) {
 		t.Errorf("a Secret value is in the result: %s", s)
 	}
 }
+
+// TestFold: an entry only one side has is one row; one an ignore rule cut into stays leaf by
+// leaf; a Secret's whole data entry is one row without values.
+func TestFold(t *testing.T) {
+	chart := `
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          env:
+            - {name: A, value: "1"}
+`
+	cluster := `
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          env:
+            - {name: A, value: "1"}
+            - {name: TRACING, value: "on"}
+          securityContext: {runAsUser: 1000, runAsGroup: 1000}
+`
+	pod := "spec.template.spec.containers[name=web]."
+	r := Compare(deployment, obj(t, chart), obj(t, cluster))
+	Fold(&r)
+	want := []string{
+		"CLUSTER-ONLY " + pod + "env[name=TRACING]: <nil> -> map[name:TRACING value:on]",
+		"CLUSTER-ONLY " + pod + "securityContext: <nil> -> map[runAsGroup:1000 runAsUser:1000]",
+	}
+	if diff := cmp.Diff(want, summary(r)); diff != "" {
+		t.Errorf("folded (-want +got):\n%s", diff)
+	}
+
+	r = Compare(deployment, obj(t, chart), obj(t, cluster))
+	r.Divergences = r.Divergences[1:] // as if an ignore rule dropped one leaf of the env entry
+	Fold(&r)
+	if got := len(r.Divergences); got != 2 {
+		t.Errorf("partly ignored entry: %d rows, want 2 (the env leaf left, securityContext folded): %v", got, summary(r))
+	}
+
+	secret := yaml.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+	r = Compare(secret, obj(t, "data: {a: YQ==}"), obj(t, "data: {a: YQ==, b: Yg==}\nmetadata: {annotations: {x: 'y'}}"))
+	Fold(&r)
+	if diff := cmp.Diff([]string{"CLUSTER-ONLY data.b: (redacted)", "CLUSTER-ONLY metadata: (redacted)"}, summary(r)); diff != "" {
+		t.Errorf("secret (-want +got):\n%s", diff)
+	}
+}

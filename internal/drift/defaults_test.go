@@ -6,7 +6,24 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/defaulting"
 )
+
+// written is what the diff compares for a chart's object: the API server's write reproduced
+// offline (internal/defaulting) with the allocated fields taken from the live object, both
+// sides normalised.
+func written(t *testing.T, tm yaml.TypeMeta, chart, live map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	chart["apiVersion"], chart["kind"] = tm.APIVersion, tm.Kind
+	out, ok, err := defaulting.BuiltIn(chart)
+	if !ok || err != nil {
+		t.Fatalf("defaulting %s: ok %v, %v", tm.Kind, ok, err)
+	}
+	delete(out, "apiVersion")
+	delete(out, "kind")
+	return Normalize(Allocated(tm.Kind, out, live), ""), Normalize(live, "")
+}
 
 // TestDefaultsAreNotDrift: a freshly applied chart, read back with every default the API
 // server fills in, shows no divergence; a real edit beside the defaults still does.
@@ -41,6 +58,7 @@ spec:
   strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 25%, maxUnavailable: 25%}}
   selector: {matchLabels: {app: web}}
   template:
+    metadata: {creationTimestamp: null}
     spec:
       dnsPolicy: ClusterFirst
       restartPolicy: Always
@@ -75,7 +93,7 @@ spec:
         - name: cfg
           configMap: {name: cfg, defaultMode: 420}
 `
-	r := Compare(deployment, obj(t, chart), obj(t, live))
+	r := Compare(written2(t, deployment, chart, live))
 	if len(r.Divergences) != 0 {
 		t.Errorf("defaults reported as drift:\n%v", summary(r))
 	}
@@ -89,11 +107,12 @@ spec:
 		edited = replaceOnce(t, edited, e[0], e[1])
 	}
 	want := []string{
-		"CLUSTER-ONLY spec.template.spec.containers[name=web].imagePullPolicy: <nil> -> Always",
+		// The chart's side holds the defaults too: an edited default differs from it.
+		"DIFFERS spec.template.spec.containers[name=web].imagePullPolicy: IfNotPresent -> Always",
 		"DIFFERS spec.template.spec.containers[name=web].resources.limits.cpu: 1 -> 1500m",
-		"CLUSTER-ONLY spec.template.spec.terminationGracePeriodSeconds: <nil> -> 60",
+		"DIFFERS spec.template.spec.terminationGracePeriodSeconds: 30 -> 60",
 	}
-	if diff := cmp.Diff(want, summary(Compare(deployment, obj(t, chart), obj(t, edited)))); diff != "" {
+	if diff := cmp.Diff(want, summary(Compare(written2(t, deployment, chart, edited)))); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -102,13 +121,19 @@ func TestServiceDefaults(t *testing.T) {
 	svc := yaml.TypeMeta{APIVersion: "v1", Kind: "Service"}
 	chart := "spec:\n  selector: {app: web}\n  ports: [{port: 80}]\n"
 	live := "spec:\n  type: ClusterIP\n  clusterIP: 10.0.0.12\n  clusterIPs: [10.0.0.12]\n  ipFamilies: [IPv4]\n  ipFamilyPolicy: SingleStack\n  internalTrafficPolicy: Cluster\n  sessionAffinity: None\n  selector: {app: web}\n  ports: [{port: 80, protocol: TCP, targetPort: 80}]\n"
-	if r := Compare(svc, obj(t, chart), obj(t, live)); len(r.Divergences) != 0 {
+	if r := Compare(written2(t, svc, chart, live)); len(r.Divergences) != 0 {
 		t.Errorf("Service defaults reported as drift: %v", summary(r))
 	}
 	live2 := replaceOnce(t, live, "targetPort: 80", "targetPort: 8080")
-	if got := summary(Compare(svc, obj(t, chart), obj(t, live2))); len(got) != 1 || got[0] != "CLUSTER-ONLY spec.ports[port=80,protocol=TCP].targetPort: <nil> -> 8080" {
+	if got := summary(Compare(written2(t, svc, chart, live2))); len(got) != 1 || got[0] != "DIFFERS spec.ports[port=80,protocol=TCP].targetPort: 80 -> 8080" {
 		t.Errorf("a targetPort other than the port is drift: %v", got)
 	}
+}
+
+func written2(t *testing.T, tm yaml.TypeMeta, chart, live string) (yaml.TypeMeta, map[string]any, map[string]any) {
+	t.Helper()
+	c, l := written(t, tm, obj(t, chart), obj(t, live))
+	return tm, c, l
 }
 
 func replaceOnce(t *testing.T, s, old, new string) string {

@@ -22,10 +22,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -215,4 +218,10 @@ func Eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// Mapper maps kinds to resources as the API server serves them now (discovery read afresh on
+// each call, so CRDs a test installed are found).
+func (e *Env) Mapper() meta.RESTMapper {
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(e.Kube.Discovery()))
 }

@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+)
+
+// corpusChart is one entry of ../shared/corpus/index.yaml.
+type corpusChart struct {
+	Path      string   `json:"path"`
+	Release   string   `json:"release"`
+	Namespace string   `json:"namespace"`
+	Args      []string `json:"args"`
+}
+
+// corpusDir is ../shared/corpus beside the checkout; "" when it is not there (a user's clone).
+// HELM_DRIFT_REQUIRE_CORPUS=1 (set by .ci/run) makes its absence a failure instead of a skip.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot, "..", "shared", "corpus")
+	if _, err := os.Stat(filepath.Join(dir, "index.yaml")); err != nil {
+		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") == "1" {
+			t.Fatalf("corpus: %s/index.yaml not found, and HELM_DRIFT_REQUIRE_CORPUS=1 says it must run", dir)
+		}
+		t.Skipf("corpus: %s not found (the public-chart corpus sits beside the checkout in CI; a clone without it skips this test)", dir)
+	}
+	return dir
+}
+
+func readCorpus(t *testing.T, dir string) []corpusChart {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index struct {
+		Charts []corpusChart `json:"charts"`
+	}
+	if err := yaml.Unmarshal(data, &index); err != nil {
+		t.Fatalf("corpus index.yaml: %v", err)
+	}
+	if len(index.Charts) == 0 {
+		t.Fatal("corpus index.yaml lists no charts")
+	}
+	return index.Charts
+}
+
+// corpusTable collects chart × Helm × command × mode → divergences, printed at the end.
+type corpusTable struct {
+	mu   sync.Mutex
+	rows map[string]map[string]string // chart/helm → column → cell
+}
+
+func (c *corpusTable) set(row, col, cell string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows[row] == nil {
+		c.rows[row] = map[string]string{}
+	}
+	c.rows[row][col] = cell
+}
+
+var corpusColumns = []string{"release offline", "release server", "upgrade offline", "upgrade server", "mutation"}
+
+func (c *corpusTable) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| chart / helm | %s |\n|---|%s\n", strings.Join(corpusColumns, " | "), strings.Repeat("---|", len(corpusColumns)))
+	names := make([]string, 0, len(c.rows))
+	for n := range c.rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cells := make([]string, len(corpusColumns))
+		for i, col := range corpusColumns {
+			cells[i] = c.rows[n][col]
+			if cells[i] == "" {
+				cells[i] = "-"
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", n, strings.Join(cells, " | "))
+	}
+	return b.String()
+}
+
+// TestCorpus is the promise on charts nobody here wrote: every chart of ../shared/corpus,
+// installed fresh with the real Helm 3 and Helm 4, shows 0 divergences in diff release and
+// diff upgrade (same values) in offline and server normalisation; then one label value edited
+// by another field manager is found as exactly one DIFFERS row. Nothing here names a chart:
+// what is mutated is chosen from each release's own manifest.
+func TestCorpus(t *testing.T) {
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	dir := corpusDir(t)
+	charts := readCorpus(t, dir)
+	table := &corpusTable{rows: map[string]map[string]string{}}
+	t.Cleanup(func() {
+		t.Logf("corpus: divergences on a fresh install (mutation: rows found for one edited label)\n%s", table)
+	})
+	for _, c := range charts {
+		t.Run(c.Path, func(t *testing.T) {
+			t.Parallel()
+			// One Helm after the other: both install the same cluster-scoped objects.
+			for _, helmName := range []string{"helm3", "helm4"} {
+				corpusOne(t, dir, c, helmName, table)
+			}
+		})
+	}
+}
+
+func corpusOne(t *testing.T, dir string, c corpusChart, helmName string, table *corpusTable) {
+	h := clusterHelm(t, helmName)
+	row := c.Path + " / " + helmName
+	ns := c.Namespace + "-" + strings.TrimPrefix(helmName, "helm")
+	chart := filepath.Join(dir, c.Path)
+	install := append([]string{"install", c.Release, chart, "-n", ns, "--create-namespace", "--no-hooks", "--timeout", "2m"}, c.Args...)
+	h.run(t, false, nil, install...)
+	defer h.run(t, false, nil, "uninstall", c.Release, "-n", ns, "--no-hooks", "--wait=false")
+	for _, cmd := range []string{"release", "upgrade"} {
+		for _, mode := range []string{"offline", "server"} {
+			args := []string{"release", c.Release, "-n", ns, "--normalize", mode}
+			if cmd == "upgrade" {
+				args = append([]string{"upgrade", c.Release, chart, "-n", ns, "--normalize", mode}, c.Args...)
+			}
+			rep, out, code := zooDiff(t, args...)
+			table.set(row, cmd+" "+mode, fmt.Sprint(rep.Divergences))
+			if code != 0 || rep.Divergences != 0 {
+				table.set(row, cmd+" "+mode, fmt.Sprintf("%d (exit %d)", rep.Divergences, code))
+				t.Errorf("%s: diff %s: exit %d, %d divergences across %d fields (want 0)\n%s", helmName, strings.Join(args, " "), code, rep.Divergences, rep.Compared, out)
+			}
+		}
+	}
+	// The mutation: a label value the chart states, edited by another field manager.
+	obj, key := labelToEdit(t, h, c.Release, ns)
+	if obj == nil {
+		table.set(row, "mutation", "no label")
+		t.Errorf("%s: no object of the release states a label to edit", helmName)
+		return
+	}
+	gvk := obj.GroupVersionKind()
+	res, err := resourceOf(gvk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"edited-out-of-band"}}}`, key)
+	ri := cluster.Dynamic.Resource(res)
+	var rerr error
+	if obj.GetNamespace() != "" {
+		_, rerr = ri.Namespace(obj.GetNamespace()).Patch(context.Background(), obj.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "corpus-mutation"})
+	} else {
+		_, rerr = ri.Patch(context.Background(), obj.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "corpus-mutation"})
+	}
+	if rerr != nil {
+		t.Fatalf("%s: patch %s %s: %v", helmName, gvk.Kind, obj.GetName(), rerr)
+	}
+	for _, mode := range []string{"offline", "server"} {
+		rep, out, _ := zooDiff(t, "release", c.Release, "-n", ns, "--normalize", mode)
+		var found []string
+		for _, o := range rep.Objects {
+			for _, d := range o.Rows {
+				found = append(found, o.Object+"|"+d.Class+"|"+d.Path)
+			}
+		}
+		want := "|DIFFERS|metadata.labels." + key
+		if len(found) != 1 || !strings.HasSuffix(found[0], want) || !strings.Contains(found[0], obj.GetName()) {
+			t.Errorf("%s: after editing label %s of %s %s, diff release --normalize %s found %v, want one row ...%s\n%s", helmName, key, gvk.Kind, obj.GetName(), mode, found, want, out)
+		}
+		table.set(row, "mutation", fmt.Sprintf("%d DIFFERS", len(found)))
+	}
+}
+
+// labelToEdit picks, from the release's stored manifest, the first object (in manifest order)
+// of a kind the diff reads that states a label other than the ones Helm writes itself.
+func labelToEdit(t *testing.T, h *helmCLI, release, ns string) (*unstructured.Unstructured, string) {
+	t.Helper()
+	text, _ := h.run(t, false, nil, "get", "manifest", release, "-n", ns)
+	s, err := manifest.Split([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := owners.Objects(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Kind == "Secret" || o.Kind == "CustomResourceDefinition" || o.Name == "" {
+			continue
+		}
+		m, err := o.Decode()
+		if err != nil {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetNamespace() == "" && namespacedKind(u.GroupVersionKind()) {
+			u.SetNamespace(ns)
+		}
+		keys := make([]string, 0)
+		for k := range u.GetLabels() {
+			if k != "app.kubernetes.io/managed-by" && !strings.HasPrefix(k, "helm.toolkit.fluxcd.io/") {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		if len(keys) > 0 {
+			return u, keys[0]
+		}
+	}
+	return nil, ""
+}
+
+func resourceOf(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	m, err := cluster.Mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return m.Resource, nil
+}
+
+func namespacedKind(gvk schema.GroupVersionKind) bool {
+	m, err := cluster.Mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil && m.Scope.Name() == "namespace"
+}
