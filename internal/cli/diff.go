@@ -68,12 +68,18 @@ client-side (Helm 3's three-way merge; a two-way merge for custom resources) or 
 it). "pending deletion" marks a field of the last release that the new render drops; "TO
 PRUNE" an object it drops (unless helm.sh/resource-policy: keep); "inert" a field that
 changes nothing in the pod (initialDelaySeconds beside a startupProbe).
+"diff upgrade" renders twice: a field on which the two renders disagree (a random password,
+a timestamp) is flagged "unstable" and not counted as drift (--count-unstable counts it).
 
 API-server defaults are not drift (--normalize):
   server   a server-side dry-run create of each object under a temporary name gives the API
            server's, the CRD schema's and admission's defaults; needs create RBAC on each kind
-  offline  a maintained table of Kubernetes defaults and the CRDs' schema defaults; needs
-           only get/list
+  offline  the API server's own write path, run in this process: each built-in object is
+           decoded into its typed struct (nulls, empty and zero omitempty fields dropped),
+           defaulted and converted by the code of Kubernetes v1.37 (feature gates set to the
+           cluster's minor), a custom resource pruned and defaulted by its CRD's structural
+           schema; what the server allocates (cluster IPs, node ports) is taken from the live
+           object; admission mutations are not seen. Needs only get/list
   auto     server where the dry-run is permitted, offline per kind on a 403 (default)
 Labels and annotations Helm, Flux and kubectl add are not drift. Ignore rules in Flux's syntax
 leave fields out: --ignore, --ignore-file, and, for a release a Flux HelmRelease manages, its
@@ -119,6 +125,7 @@ type diffOptions struct {
 	resetThenReuse   bool
 	lookup           bool
 	enableDNS        bool
+	countUnstable    bool
 	registry         registryOptions
 }
 
@@ -156,6 +163,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
 	fs.BoolVar(&o.lookup, "lookup", true, "diff upgrade: render the chart's lookup calls against the cluster, as helm upgrade does (needs get/list on what it looks up); false renders them empty, as helm template does")
 	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
+	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
 	fs.BoolVar(&o.registry.plainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
 	fs.BoolVar(&o.registry.insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
 	fs.StringVar(&o.registry.caFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
@@ -399,7 +407,18 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if err != nil {
 		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
 	}
-	return o.measure(ctx, cl, last, rel.Manifest, rules)
+	// The same inputs rendered again: what differs between the two renders (random values,
+	// timestamps) is unstable, not drift.
+	again, err := o.valueOpts.MergeValues(getter.All(settings))
+	if err != nil {
+		return nil, inputError{fmt.Errorf("values: %w", err)}
+	}
+	rel2, err := up.RunWithContext(ctx, name, ch, again)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s a second time: %w", o.namespace, name, err)}
+	}
+	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: rel.Manifest,
+		Previous: last.Manifest, Rerender: rel2.Manifest, CountUnstable: o.countUnstable, Rules: rules, Normalize: o.normalize, Workers: o.workers})
 }
 
 // runAll measures every deployed release of the namespace (or of all), one summary row each.

@@ -5,6 +5,7 @@
 package diff
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,11 @@ type Input struct {
 	Desired string
 	// Previous is the release's stored manifest: what the upgrade starts from.
 	Previous string
+	// Rerender is a second render of the same inputs as Desired ("" for none): a field whose
+	// value differs between the two (a random password, a timestamp) is unstable.
+	Rerender string
+	// CountUnstable counts unstable rows as drift (by default they are reported, not counted).
+	CountUnstable bool
 	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
 	Rules []transform.IgnoreRule
 	// Normalize is Server, Offline or Auto.
@@ -73,6 +79,11 @@ type Report struct {
 	Counts map[drift.Class]int `json:"counts"`
 	// PendingDeletions counts fields an upgrade would remove.
 	PendingDeletions int `json:"pendingDeletions"`
+	// Unstable counts the rows whose chart value differs between two renders of the same
+	// inputs; they are drift only with Input.CountUnstable.
+	Unstable int `json:"unstable"`
+	// CountedUnstable: the unstable rows are counted in Divergences.
+	CountedUnstable bool `json:"countedUnstable,omitempty"`
 	// Unmeasured counts the objects that could not be measured (each says why in its error).
 	Unmeasured int      `json:"unmeasured"`
 	Objects    []Object `json:"objects"`
@@ -114,6 +125,9 @@ type Row struct {
 	// what it would do.
 	Resolved bool   `json:"resolvedByUpgrade"`
 	Why      string `json:"upgrade"`
+	// Unstable: two renders of the same inputs disagree on this field (random values,
+	// timestamps): every upgrade changes it, so it is not counted as drift by default.
+	Unstable bool `json:"unstable,omitempty"`
 	// Managers are the field managers other than Helm's that own the cluster's value.
 	Managers []string `json:"managers,omitempty"`
 	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
@@ -155,6 +169,10 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rerender, err := objectsOf(in.Rerender, "second render")
+	if err != nil {
+		return nil, err
+	}
 	checker := owners.NewChecker(append(append([]owners.Object{}, desired...), previous...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
 	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}}
@@ -163,6 +181,12 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for _, o := range previous {
 		if !o.Hook && o.Name != "" {
 			prevByID[checker.Identity(o)] = o
+		}
+	}
+	againByID := map[owners.Identity]owners.Object{}
+	for _, o := range rerender {
+		if !o.Hook && o.Name != "" {
+			againByID[checker.Identity(o)] = o
 		}
 	}
 	var targets []*target
@@ -176,6 +200,9 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 		t := &target{ob: o, id: id}
 		if p, ok := prevByID[id]; ok {
 			t.prev = &p
+		}
+		if a, ok := againByID[id]; ok {
+			t.again = &a
 		}
 		targets = append(targets, t)
 	}
@@ -198,7 +225,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for _, t := range targets {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
-	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version),
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
 		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
@@ -239,6 +266,12 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 			if r.PendingDeletion {
 				rep.PendingDeletions++
 			}
+			if r.Unstable {
+				rep.Unstable++
+				if !in.CountUnstable {
+					continue
+				}
+			}
 			if r.Class != drift.Shadows || r.Agree == nil || !*r.Agree {
 				rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
 			}
@@ -278,6 +311,7 @@ type target struct {
 	ob         owners.Object
 	id         owners.Identity
 	prev       *owners.Object
+	again      *owners.Object // the same object in the second render
 	live       map[string]any
 	serverSide bool
 }
@@ -401,8 +435,10 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	drift.Fold(&res)
 
 	p := m.predictor(tm, t, desired)
+	unstable := unstablePaths(tm, t, desired)
 	for _, dv := range res.Divergences {
 		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert}
+		row.Unstable = unstable[row.Path] || underAny(row.Path, unstable) || aboveAny(row.Path, unstable)
 		p.predict(&row)
 		o.Rows = append(o.Rows, row)
 	}
@@ -440,6 +476,23 @@ func stringMapOf(v any) map[string]string {
 		if s, ok := val.(string); ok {
 			out[k] = s
 		}
+	}
+	return out
+}
+
+// unstablePaths are the fields of t on which the two renders of the same inputs disagree.
+func unstablePaths(tm kyaml.TypeMeta, t *target, desired map[string]any) map[string]bool {
+	if t.again == nil || bytes.Equal(t.again.Doc.YAML(), t.ob.Doc.YAML()) {
+		return nil
+	}
+	again, err := t.again.Decode()
+	if err != nil {
+		return nil
+	}
+	ns := t.id.Namespace
+	out := map[string]bool{}
+	for _, d := range drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(again, ns), ns)).Divergences {
+		out[d.Path] = true
 	}
 	return out
 }

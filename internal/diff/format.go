@@ -94,6 +94,9 @@ func cells(d Row) (field, chart, cluster, upgrade string) {
 	if d.PendingDeletion {
 		flags = append(flags, "pending deletion")
 	}
+	if d.Unstable {
+		flags = append(flags, "unstable")
+	}
 	if len(flags) > 0 {
 		field += " (" + strings.Join(flags, ", ") + ")"
 	}
@@ -145,10 +148,20 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
 		}
 	}
+	if r.Unstable > 0 {
+		fmt.Fprintf(w, "note: %d unstable fields: two renders of the same inputs disagree on them (random values, timestamps), so every upgrade changes them; %s\n", r.Unstable, unstableCounted(r))
+	}
 	if r.Defaulting != "" && usedOffline(r) {
 		fmt.Fprintf(w, "note: offline normalisation: %s\n", r.Defaulting)
 	}
 	fmt.Fprintln(w, summary(r))
+}
+
+func unstableCounted(r *Report) string {
+	if r.CountedUnstable {
+		return "counted as drift (--count-unstable)"
+	}
+	return "not counted as drift (--count-unstable counts them)"
 }
 
 // usedOffline reports whether any object was normalised offline.
@@ -201,6 +214,9 @@ func writeCounts(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  %-17s %d\n", c, r.Counts[c])
 	}
 	fmt.Fprintf(w, "  %-17s %d\n  %-17s %d\n", "pending deletions", r.PendingDeletions, "to prune", len(r.Prune))
+	if r.Unstable > 0 {
+		fmt.Fprintf(w, "  %-17s %d (%s)\n", "unstable", r.Unstable, unstableCounted(r))
+	}
 	if r.Unmeasured > 0 {
 		fmt.Fprintf(w, "  %-17s %d objects\n", "could not measure", r.Unmeasured)
 	}
