@@ -32,6 +32,7 @@ type zooReport struct {
 			Class           string   `json:"class"`
 			Path            string   `json:"path"`
 			Inert           bool     `json:"inert"`
+			Unstable        bool     `json:"unstable"`
 			PendingDeletion bool     `json:"pendingDeletion"`
 			Resolved        bool     `json:"resolvedByUpgrade"`
 			Managers        []string `json:"managers"`

@@ -126,6 +126,7 @@ type diffOptions struct {
 	lookup           bool
 	enableDNS        bool
 	countUnstable    bool
+	engine           string
 	registry         registryOptions
 }
 
@@ -163,6 +164,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
 	fs.BoolVar(&o.lookup, "lookup", true, "diff upgrade: render the chart's lookup calls against the cluster, as helm upgrade does (needs get/list on what it looks up); false renders them empty, as helm template does")
 	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
+	fs.StringVar(&o.engine, "engine", engineAuto, "diff upgrade: the Helm SDK that renders: auto (the one of the Helm that wrote the release: Helm 4 stores how it applied), helm3 or helm4")
 	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
 	fs.BoolVar(&o.registry.plainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
 	fs.BoolVar(&o.registry.insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
@@ -354,7 +356,8 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 }
 
 // diffUpgrade renders what "helm upgrade RELEASE CHART" with the same flags would install
-// (a client dry-run of the Helm SDK's upgrade action) and measures it.
+// (a dry-run of the Helm SDK's upgrade action, twice: what differs between the two renders is
+// unstable) with the engine of the Helm that wrote the release, and measures it.
 func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []transform.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
 	settings, cfg, err := o.helmConfig(cl, o.namespace)
 	if err != nil {
@@ -364,9 +367,29 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if err != nil {
 		return nil, releaseError(o.namespace, name, err)
 	}
+	eng, err := o.chooseEngine(cl, name)
+	if err != nil {
+		return nil, err
+	}
+	var first, second string
+	if eng.name == engineHelm4 {
+		first, second, err = o.renderUpgrade4(ctx, cl, name, chartRef, errOut)
+	} else {
+		first, second, err = o.renderUpgrade3(ctx, settings, cfg, name, chartRef, errOut)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: first,
+		Previous: last.Manifest, Rerender: second, CountUnstable: o.countUnstable, Engine: eng.String(),
+		Rules: rules, Normalize: o.normalize, Workers: o.workers})
+}
+
+// renderUpgrade3 renders the upgrade twice with the Helm 3 SDK.
+func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *action.Configuration, name, chartRef string, errOut io.Writer) (string, string, error) {
 	rc, err := o.registry.client(settings, errOut)
 	if err != nil {
-		return nil, inputError{err}
+		return "", "", inputError{err}
 	}
 	cfg.RegistryClient = rc
 	up := action.NewUpgrade(cfg)
@@ -387,38 +410,32 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if o.postRenderer != "" {
 		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--post-renderer: %w", err)}
+			return "", "", inputError{fmt.Errorf("--post-renderer: %w", err)}
 		}
 		up.PostRenderer = pr
 	}
 	path, err := up.ChartPathOptions.LocateChart(chartRef, settings)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
 	}
-	vals, err := o.valueOpts.MergeValues(getter.All(settings))
-	if err != nil {
-		return nil, inputError{fmt.Errorf("values: %w", err)}
+	var out [2]string
+	for i := range out {
+		// Values merged afresh each time: the SDK may change the map it is given.
+		vals, err := o.valueOpts.MergeValues(getter.All(settings))
+		if err != nil {
+			return "", "", inputError{fmt.Errorf("values: %w", err)}
+		}
+		rel, err := up.RunWithContext(ctx, name, ch, vals)
+		if err != nil {
+			return "", "", inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
+		}
+		out[i] = rel.Manifest
 	}
-	rel, err := up.RunWithContext(ctx, name, ch, vals)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
-	}
-	// The same inputs rendered again: what differs between the two renders (random values,
-	// timestamps) is unstable, not drift.
-	again, err := o.valueOpts.MergeValues(getter.All(settings))
-	if err != nil {
-		return nil, inputError{fmt.Errorf("values: %w", err)}
-	}
-	rel2, err := up.RunWithContext(ctx, name, ch, again)
-	if err != nil {
-		return nil, inputError{fmt.Errorf("rendering the upgrade of %s/%s a second time: %w", o.namespace, name, err)}
-	}
-	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: rel.Manifest,
-		Previous: last.Manifest, Rerender: rel2.Manifest, CountUnstable: o.countUnstable, Rules: rules, Normalize: o.normalize, Workers: o.workers})
+	return out[0], out[1], nil
 }
 
 // runAll measures every deployed release of the namespace (or of all), one summary row each.
@@ -499,27 +516,39 @@ func (r registryOptions) client(settings *helmcli.EnvSettings, errOut io.Writer)
 	if r.plainHTTP {
 		opts = append(opts, registry.ClientOptPlainHTTP())
 	}
-	if r.certFile != "" || r.keyFile != "" || r.caFile != "" || r.insecure {
-		conf := &tls.Config{InsecureSkipVerify: r.insecure} //nolint:gosec // asked for with --insecure-skip-tls-verify
-		if r.certFile != "" || r.keyFile != "" {
-			pair, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
-			if err != nil {
-				return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
-			}
-			conf.Certificates = []tls.Certificate{pair}
-		}
-		if r.caFile != "" {
-			pem, err := os.ReadFile(r.caFile)
-			if err != nil {
-				return nil, fmt.Errorf("--ca-file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", r.caFile)
-			}
-			conf.RootCAs = pool
-		}
-		opts = append(opts, registry.ClientOptHTTPClient(&http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}))
+	hc, err := r.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	if hc != nil {
+		opts = append(opts, registry.ClientOptHTTPClient(hc))
 	}
 	return registry.NewClient(opts...)
+}
+
+// httpClient is the HTTP client the TLS flags ask for; nil when none is given.
+func (r registryOptions) httpClient() (*http.Client, error) {
+	if r.certFile == "" && r.keyFile == "" && r.caFile == "" && !r.insecure {
+		return nil, nil
+	}
+	conf := &tls.Config{InsecureSkipVerify: r.insecure} //nolint:gosec // asked for with --insecure-skip-tls-verify
+	if r.certFile != "" || r.keyFile != "" {
+		pair, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{pair}
+	}
+	if r.caFile != "" {
+		pem, err := os.ReadFile(r.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", r.caFile)
+		}
+		conf.RootCAs = pool
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}, nil
 }

@@ -48,6 +48,8 @@ type Input struct {
 	Rerender string
 	// CountUnstable counts unstable rows as drift (by default they are reported, not counted).
 	CountUnstable bool
+	// Engine says which Helm SDK rendered Desired, and why ("" for a stored manifest).
+	Engine string
 	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
 	Rules []transform.IgnoreRule
 	// Normalize is Server, Offline or Auto.
@@ -63,6 +65,8 @@ type Report struct {
 	Revision  int    `json:"revision"`
 	// Normalize is the mode asked for; objects say which one each got.
 	Normalize string `json:"normalize"`
+	// Engine says which Helm SDK rendered the desired manifest and why (diff upgrade only).
+	Engine string `json:"engine,omitempty"`
 	// Defaulting says whose defaulting code the offline normalisation ran when it is not that
 	// of the cluster's own Kubernetes minor version (absent when it is).
 	Defaulting string `json:"defaulting,omitempty"`
@@ -225,7 +229,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for _, t := range targets {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
-	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable, Engine: in.Engine,
 		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {

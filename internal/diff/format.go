@@ -148,6 +148,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
 		}
 	}
+	if r.Engine != "" {
+		fmt.Fprintf(w, "note: rendered with %s\n", r.Engine)
+	}
 	if r.Unstable > 0 {
 		fmt.Fprintf(w, "note: %d unstable fields: two renders of the same inputs disagree on them (random values, timestamps), so every upgrade changes them; %s\n", r.Unstable, unstableCounted(r))
 	}

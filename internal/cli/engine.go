@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	action4 "helm.sh/helm/v4/pkg/action"
+	loader4 "helm.sh/helm/v4/pkg/chart/loader"
+	helmcli4 "helm.sh/helm/v4/pkg/cli"
+	values4 "helm.sh/helm/v4/pkg/cli/values"
+	getter4 "helm.sh/helm/v4/pkg/getter"
+	registry4 "helm.sh/helm/v4/pkg/registry"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v3/pkg/postrender"
+
+	"github.com/helm-drift/helm-drift/internal/live"
+)
+
+// The engines diff upgrade renders with.
+const (
+	engineAuto  = "auto"
+	engineHelm3 = "helm3"
+	engineHelm4 = "helm4"
+)
+
+// engine is the Helm SDK chosen to render an upgrade, and why.
+type engine struct {
+	name, why string
+}
+
+// String reads "the Helm 4 SDK v4.3.1 (the release was written by Helm 4: apply method ssa)".
+func (e engine) String() string {
+	sdk := map[string]string{engineHelm3: "the Helm 3 SDK " + moduleVersion("helm.sh/helm/v3"), engineHelm4: "the Helm 4 SDK " + moduleVersion("helm.sh/helm/v4")}[e.name]
+	return sdk + " (" + e.why + ")"
+}
+
+// chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4
+// records in the release how it applied it (apply_method), Helm 3 records nothing. --engine
+// overrides the choice.
+func (o *diffOptions) chooseEngine(cl *live.Client, name string) (engine, error) {
+	switch o.engine {
+	case engineHelm3, engineHelm4:
+		return engine{o.engine, "--engine " + o.engine}, nil
+	}
+	cfg, err := o.helmConfiguration4(cl)
+	if err != nil {
+		return engine{}, err
+	}
+	r, err := action4.NewGet(cfg).Run(name)
+	if err != nil {
+		return engine{}, releaseError(o.namespace, name, err)
+	}
+	rel, ok := r.(*release4.Release)
+	if ok && rel.ApplyMethod != "" {
+		return engine{engineHelm4, "the release was written by Helm 4: apply method " + rel.ApplyMethod}, nil
+	}
+	return engine{engineHelm3, "the release was written by Helm 3"}, nil
+}
+
+// helmConfiguration4 is the Helm 4 SDK's action configuration over the same cluster access.
+func (o *diffOptions) helmConfiguration4(cl *live.Client) (*action4.Configuration, error) {
+	getter, err := o.kube.newRESTGetter(o.namespace, cl.Counts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := action4.NewConfiguration()
+	if err := cfg.Init(getter, o.namespace, os.Getenv("HELM_DRIVER")); err != nil {
+		return nil, fmt.Errorf("helm storage: %w", err)
+	}
+	return cfg, nil
+}
+
+// renderUpgrade4 renders the upgrade twice with the Helm 4 SDK, as "helm upgrade" of the Helm 4
+// CLI would (a dry run that answers lookup from the cluster unless --lookup=false).
+func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name, chartRef string, errOut io.Writer) (string, string, error) {
+	cfg, err := o.helmConfiguration4(cl)
+	if err != nil {
+		return "", "", err
+	}
+	settings := helmcli4.New()
+	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
+	settings.SetNamespace(o.namespace)
+	r := o.registry
+	opts := []registry4.ClientOption{registry4.ClientOptEnableCache(true), registry4.ClientOptWriter(errOut),
+		registry4.ClientOptCredentialsFile(settings.RegistryConfig), registry4.ClientOptBasicAuth(r.username, r.password)}
+	if r.plainHTTP {
+		opts = append(opts, registry4.ClientOptPlainHTTP())
+	}
+	hc, err := r.httpClient()
+	if err != nil {
+		return "", "", inputError{err}
+	}
+	if hc != nil {
+		opts = append(opts, registry4.ClientOptHTTPClient(hc))
+	}
+	rc, err := registry4.NewClient(opts...)
+	if err != nil {
+		return "", "", inputError{err}
+	}
+	cfg.RegistryClient = rc
+	up := action4.NewUpgrade(cfg)
+	up.SetRegistryClient(rc)
+	up.Namespace = o.namespace
+	up.DryRunStrategy = action4.DryRunClient
+	if o.lookup {
+		up.DryRunStrategy = action4.DryRunServer
+	}
+	up.EnableDNS = o.enableDNS
+	up.DisableOpenAPIValidation = true
+	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
+	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
+	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
+	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
+	if o.postRenderer != "" {
+		// An executable, as Helm 3 takes it; its Run has the signature of Helm 4's interface.
+		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
+		if err != nil {
+			return "", "", inputError{fmt.Errorf("--post-renderer: %w", err)}
+		}
+		up.PostRenderer = pr
+	}
+	path, err := up.ChartPathOptions.LocateChart(chartRef, settings)
+	if err != nil {
+		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+	}
+	ch, err := loader4.Load(path)
+	if err != nil {
+		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+	}
+	vo := values4.Options{ValueFiles: o.valueOpts.ValueFiles, StringValues: o.valueOpts.StringValues, Values: o.valueOpts.Values,
+		FileValues: o.valueOpts.FileValues, JSONValues: o.valueOpts.JSONValues, LiteralValues: o.valueOpts.LiteralValues}
+	var out [2]string
+	for i := range out {
+		vals, err := vo.MergeValues(getter4.All(settings))
+		if err != nil {
+			return "", "", inputError{fmt.Errorf("values: %w", err)}
+		}
+		res, err := up.RunWithContext(ctx, name, ch, vals)
+		if err != nil {
+			return "", "", inputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", o.namespace, name, err)}
+		}
+		rel, ok := res.(*release4.Release)
+		if !ok {
+			return "", "", fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", o.namespace, name, res)
+		}
+		out[i] = rel.Manifest
+	}
+	return out[0], out[1], nil
+}
+
+// moduleVersion is the version of a module this binary was built with.
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
