@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"helm.sh/helm/v3/pkg/postrender"
 	action4 "helm.sh/helm/v4/pkg/action"
 	loader4 "helm.sh/helm/v4/pkg/chart/loader"
 	helmcli4 "helm.sh/helm/v4/pkg/cli"
@@ -14,7 +15,6 @@ import (
 	getter4 "helm.sh/helm/v4/pkg/getter"
 	registry4 "helm.sh/helm/v4/pkg/registry"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
-	"helm.sh/helm/v3/pkg/postrender"
 
 	"github.com/helm-drift/helm-drift/internal/live"
 )
