@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -134,7 +136,7 @@ func corpusOne(t *testing.T, dir string, c corpusChart, helmName string, table *
 	chart := filepath.Join(dir, c.Path)
 	install := append([]string{"install", c.Release, chart, "-n", ns, "--create-namespace", "--no-hooks", "--timeout", "2m"}, c.Args...)
 	h.run(t, false, nil, install...)
-	defer h.run(t, false, nil, "uninstall", c.Release, "-n", ns, "--no-hooks", "--wait=false")
+	defer uninstallAndWait(t, h, c.Release, ns)
 	for _, cmd := range []string{"release", "upgrade"} {
 		for _, mode := range []string{"offline", "server"} {
 			args := []string{"release", c.Release, "-n", ns, "--normalize", mode}
@@ -238,4 +240,52 @@ func resourceOf(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error
 func namespacedKind(gvk schema.GroupVersionKind) bool {
 	m, err := cluster.Mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil && m.Scope.Name() == "namespace"
+}
+
+// uninstallAndWait uninstalls a release and waits until every object it stored is gone (a CRD
+// takes a while: its custom resources are cleaned up first), except those kept by
+// helm.sh/resource-policy: keep, so that the next install of the same chart starts clean.
+func uninstallAndWait(t *testing.T, h *helmCLI, release, ns string) {
+	t.Helper()
+	text, _ := h.run(t, false, nil, "get", "manifest", release, "-n", ns)
+	h.run(t, false, nil, "uninstall", release, "-n", ns, "--no-hooks")
+	s, err := manifest.Split([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := owners.Objects(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, o := range objs {
+		m, err := o.Decode()
+		if err != nil || o.Name == "" {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
+			continue
+		}
+		res, err := resourceOf(u.GroupVersionKind())
+		if err != nil {
+			continue // the kind went with a CRD of the release
+		}
+		ri := cluster.Dynamic.Resource(res)
+		for {
+			var gerr error
+			if namespacedKind(u.GroupVersionKind()) {
+				_, gerr = ri.Namespace(ns).Get(context.Background(), u.GetName(), metav1.GetOptions{})
+			} else {
+				_, gerr = ri.Get(context.Background(), u.GetName(), metav1.GetOptions{})
+			}
+			if apierrors.IsNotFound(gerr) || gerr != nil && time.Now().After(deadline) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("uninstall %s: %s %s still there after 2 minutes", release, u.GetKind(), u.GetName())
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
 }

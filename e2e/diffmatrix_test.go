@@ -293,16 +293,22 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 
 	// A chart that keeps a generated password with lookup: rendered against the cluster, as
 	// helm upgrade renders it, nothing changes (and the real upgrade keeps the password); with
-	// --lookup=false, as helm template renders it, the password would differ.
+	// --lookup=false, as helm template renders it, the password differs on every render.
 	lookupChart := filepath.Join(repoRoot, "testdata/charts/lookupapp")
 	h.run(t, false, nil, "install", "gen", lookupChart, "-n", ns)
 	out, errOut, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig)
 	if code != 0 || !strings.Contains(out, "0 divergences across") {
 		t.Errorf("diff upgrade of a chart using lookup: exit %d\n%s%s", code, out, errOut)
 	}
+	// With --lookup=false the password is random on every render: unstable, not counted unless
+	// --count-unstable.
 	out, _, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--lookup=false")
-	if code != 2 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password", "(secret)") {
-		t.Errorf("diff upgrade --lookup=false: exit %d\n%s", code, out)
+	if code != 0 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(secret)") {
+		t.Errorf("diff upgrade --lookup=false: exit %d, want 0 with the password unstable\n%s", code, out)
+	}
+	out, _, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--lookup=false", "--count-unstable")
+	if code != 2 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(secret)") {
+		t.Errorf("diff upgrade --lookup=false --count-unstable: exit %d, want 2\n%s", code, out)
 	}
 	before, err := cluster.Kube.CoreV1().Secrets(ns).Get(ctx, "gen-generated", metav1.GetOptions{})
 	if err != nil {

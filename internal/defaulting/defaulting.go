@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	baseversion "k8s.io/component-base/version"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	// The API groups the API server serves, each installed into legacyscheme with its
@@ -259,7 +261,8 @@ func Emulate(serverVersion string) string {
 	case v.GreaterThan(own):
 		emulated.note = fmt.Sprintf("defaulting of Kubernetes v%s; the cluster runs v%s, whose newer defaults are not known", Version, minor)
 	default:
-		if err := utilfeature.DefaultMutableFeatureGate.SetEmulationVersion(version.MajorMinor(v.Major(), v.Minor())); err != nil {
+		// Quietly: the gate logs every feature an earlier query read, which is not news here.
+		if err := setEmulation(version.MajorMinor(v.Major(), v.Minor())); err != nil {
 			emulated.note = fmt.Sprintf("defaulting of Kubernetes v%s; the cluster runs v%s, whose feature gates could not be emulated (%s): gated defaults may differ",
 				Version, minor, firstLine(err.Error()))
 		} else {
@@ -267,6 +270,18 @@ func Emulate(serverVersion string) string {
 		}
 	}
 	return emulated.note
+}
+
+// setEmulation sets the feature gates' emulation version, without the log line the gate writes
+// for each feature an earlier query read (not news here) where the gate can take a logger.
+func setEmulation(v *version.Version) error {
+	type quiet interface {
+		SetEmulationVersionWithLogger(logger klog.Logger, emulationVersion *version.Version) error
+	}
+	if g, ok := utilfeature.DefaultMutableFeatureGate.(quiet); ok {
+		return g.SetEmulationVersionWithLogger(logr.Discard(), v)
+	}
+	return utilfeature.DefaultMutableFeatureGate.SetEmulationVersion(v)
 }
 
 func firstLine(s string) string {

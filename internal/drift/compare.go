@@ -156,7 +156,8 @@ func (c *comparer) entry(path, ptr string, v any, record func()) {
 
 // Fold turns the divergences under one Entry into one row, named by the entry's path, with
 // the side's whole value (none where the leaves are redacted): an env entry added out of band
-// is one row, env[name=TRACING], not one per field inside it. An entry some of whose leaves
+// is one row, env[name=TRACING], not one per field inside it; a map holding a single leaf is
+// reported as that leaf. An entry some of whose leaves
 // an ignore rule dropped stays leaf by leaf. Call it after Ignore and MarkInert.
 func Fold(r *Result) {
 	count := map[*Entry]int{}
@@ -176,7 +177,11 @@ func Fold(r *Result) {
 	done := map[*Entry]bool{}
 	for _, d := range r.Divergences {
 		e := d.Entry
-		if e == nil || count[e] != e.Leaves || e.Leaves == 1 && d.Path == e.Path {
+		// A map entry with a single leaf under it is that leaf: its path names the field
+		// (spec.template.metadata.annotations.x, not ...annotations); a list element is always
+		// named by its key.
+		single := e != nil && e.Leaves == 1 && (d.Path == e.Path || !strings.HasSuffix(e.Path, "]"))
+		if e == nil || count[e] != e.Leaves || single {
 			d.Entry = nil
 			out = append(out, d)
 			continue

@@ -155,15 +155,37 @@ func toInt64(v any) any {
 // Allocated returns obj with what the API server allocates on a create, and the chart does not
 // state, taken from the live object: a Service's cluster IPs, IP families and policy, node
 // ports (ports matched by port and protocol) and health-check node port; a Job's uid-based
-// selector and labels. Such a value is the cluster's choice, not drift, whichever way obj was
+// selector and labels; a DaemonSet's template generation. Such a value is the cluster's choice, not drift, whichever way obj was
 // defaulted (offline, or a dry-run under another name, after Unallocate).
 // xref: Kubernetes, pkg/registry/core/service/storage (IP and port allocation),
 // pkg/registry/batch/job/strategy.go generateSelector.
 func Allocated(kind string, obj, live map[string]any) map[string]any {
-	if live == nil || kind != "Service" && kind != "Job" {
+	if live == nil || kind != "Service" && kind != "Job" && kind != "DaemonSet" {
 		return obj
 	}
 	out := deepCopy(obj)
+	if kind == "DaemonSet" {
+		// The registry sets a DaemonSet's template generation on create and bumps it on every
+		// template change; the v1 conversion writes it as this annotation (0 for an object never
+		// stored): its value is the cluster's.
+		// xref: Kubernetes, pkg/registry/apps/daemonset/strategy.go PrepareForCreate,
+		// pkg/apis/apps/v1/conversion.go Convert_apps_DaemonSet_To_v1_DaemonSet.
+		const ann = "deprecated.daemonset.template.generation"
+		if v, ok := nested(live, "metadata", "annotations")[ann]; ok {
+			md, _ := out["metadata"].(map[string]any)
+			if md == nil {
+				md = map[string]any{}
+				out["metadata"] = md
+			}
+			a, _ := md["annotations"].(map[string]any)
+			if a == nil {
+				a = map[string]any{}
+				md["annotations"] = a
+			}
+			a[ann] = deepCopyValue(v)
+		}
+		return out
+	}
 	spec, _ := out["spec"].(map[string]any)
 	liveSpec, _ := live["spec"].(map[string]any)
 	if spec == nil || liveSpec == nil {
