@@ -1,6 +1,7 @@
 // Package diff measures a release against the live cluster: it reads every object of the
-// desired manifest with one LIST per kind and namespace, normalises both sides (a server-side
-// dry-run or the offline defaults table), compares them field by field with internal/drift,
+// desired manifest with one LIST per kind and namespace, normalises the chart's side to what the
+// API server would store (a server-side dry-run, or the API server's own decoding and
+// defaulting run offline by internal/defaulting), compares them field by field with internal/drift,
 // and predicts what a helm upgrade to the desired manifest would do to each divergence.
 package diff
 
@@ -29,7 +30,8 @@ import (
 const (
 	// Server defaults the chart's side with a server-side dry-run of each object.
 	Server = "server"
-	// Offline defaults it with the maintained table of Kubernetes defaults (and CRD schemas).
+	// Offline reproduces the API server's write in process (internal/defaulting): typed decode,
+	// defaulting and conversion for built-in kinds, the structural schema for custom resources.
 	Offline = "offline"
 	// Auto is Server where the dry-run is permitted, Offline per kind where it is forbidden.
 	Auto = "auto"
@@ -229,7 +231,8 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for _, t := range targets {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
-	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable, Engine: in.Engine,
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
+		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
 		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
