@@ -269,6 +269,12 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		case o.selfBracket != "hooks" && o.selfBracket != "cli":
 			return fmt.Errorf("--self-bracket %q: want cli or hooks", o.selfBracket)
 		}
+		// Helm 3 does not tell a post-renderer the release namespace: a default here would
+		// render a pair that installs a second copy of the chart there.
+		if (o.changed == nil || !o.changed("namespace")) && os.Getenv("HELM_NAMESPACE") == "" {
+			return fmt.Errorf("--self: the release namespace is not known for certain (Helm 3 does not pass it to a post-renderer, and a default would make helm-controller install a second copy of the chart there): add --namespace=NS with the -n of helm install (Helm 3: --post-renderer-args --namespace=NS), or set HELM_NAMESPACE")
+		}
+		r.Transforms = append(r.Transforms, selfNamespaceCheck{namespace: o.namespace, release: o.release})
 		if o.self.Suspend, err = o.selfSuspended(errOut); err != nil {
 			return err
 		}
@@ -334,4 +340,44 @@ func readInput(in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("stdin holds more than %d MiB; render refuses a stream that large", MaxInput>>20)
 	}
 	return data, nil
+}
+
+// selfNamespaceCheck refuses a stream whose own objects say the release is in another
+// namespace than --namespace: every object that names a namespace names one and the same other
+// one, and no object of a namespaced kind is left to default into the release namespace. A
+// chart that puts some objects elsewhere (a platform chart's HelmReleases in their teams'
+// namespaces) beside objects of its own namespace contradicts nothing.
+type selfNamespaceCheck struct{ namespace, release string }
+
+// Transform reads the stream; it changes nothing.
+func (c selfNamespaceCheck) Transform(s *manifest.Stream) error {
+	objs, err := owners.Objects(s)
+	if err != nil {
+		return err
+	}
+	named := map[string]int{}
+	var first owners.Object
+	for _, ob := range objs {
+		if ob.Hook {
+			continue
+		}
+		if ob.Namespace == "" {
+			if owners.BuiltinScope(ob.APIVersion, ob.Kind) == owners.Namespaced {
+				return nil // it goes into the release namespace, whatever that is
+			}
+			continue
+		}
+		if len(named) == 0 {
+			first = ob
+		}
+		named[ob.Namespace]++
+	}
+	if len(named) != 1 || named[c.namespace] > 0 {
+		return nil // none named, several, or this one: nothing contradicts --namespace
+	}
+	for ns, n := range named {
+		return fmt.Errorf("--self: --namespace is %q, but every object of the stream that names a namespace names %q (%d; the first: %s %s/%s in %s): the self HelmRelease would write release %s into %q; pass the -n of helm install as --namespace=%s",
+			c.namespace, ns, n, first.Kind, ns, first.Name, first.Where(), c.release, c.namespace, ns)
+	}
+	return nil
 }

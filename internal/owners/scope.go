@@ -81,3 +81,7 @@ func builtinScope(apiVersion, kind string) Scope {
 	}
 	return Unknown
 }
+
+// BuiltinScope is the scope of a kind as known without a cluster (Kubernetes' own kinds from
+// kyaml's OpenAPI data, Flux's kinds); Unknown for any other.
+func BuiltinScope(apiVersion, kind string) Scope { return builtinScope(apiVersion, kind) }

@@ -1,0 +1,37 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestSelfNeedsTheNamespace: Helm 3 does not pass the release namespace to a post-renderer.
+// helm install -n NS with render --self but without --namespace in the post-renderer args fails
+// before anything is applied, naming the flag to add: no release, no self pair, no object.
+func TestSelfNeedsTheNamespace(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	repo := "oci://" + cluster.Registry + "/selfns-" + ns
+	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
+	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--self-repository="+repo, "--self-insecure",
+		"--kubeconfig="+cluster.Kubeconfig)...)
+	_, errOut := h.run(t, true, nil, args...)
+	if !strings.Contains(errOut, "the release namespace is not known for certain") || !strings.Contains(errOut, "--post-renderer-args --namespace=NS") {
+		t.Errorf("helm install without --namespace for the post-renderer: stderr does not name the fix:\n%s", errOut)
+	}
+	ctx := context.Background()
+	if l, _ := h.run(t, false, nil, "list", "-a", "-q", "-n", ns); strings.TrimSpace(l) != "" {
+		t.Errorf("a release was recorded: %q", l)
+	}
+	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("a self HelmRelease app exists in %s", ns)
+	}
+	if cms, err := cluster.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=Helm"}); err != nil || len(cms.Items) > 0 {
+		t.Errorf("objects of the chart were applied in %s (%v)", ns, err)
+	}
+}
