@@ -93,6 +93,10 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	if s.HookImage != "" && !fromHelm4(st) {
+		return errors.New("--self-bracket hooks: this stream did not come through Helm 4's post-renderer (no document carries " + manifest.FilenameAnnotation +
+			"): Helm 3 never hands hooks to a post-renderer, so the hook Job would be installed as an ordinary object and resume the HelmRelease while Helm still writes the release; under Helm 3 use --self-bracket cli and run \"helm drift self resume RELEASE\" once the install is deployed")
+	}
 	name, version := s.ChartName, s.ChartVersion
 	if name == "" || version == "" {
 		n, v, err := chartFromLabels(st)
@@ -234,6 +238,17 @@ func (s *Self) postRenderers() []any {
 		patches = append(patches, map[string]any{"target": target, "patch": string(patch)})
 	}
 	return []any{map[string]any{"kustomize": map[string]any{"patches": patches}}}
+}
+
+// fromHelm4 reports whether the stream came through Helm 4's post-renderer, which annotates
+// every document with the template it came from (and hands hooks over too).
+func fromHelm4(st *manifest.Stream) bool {
+	for _, d := range st.Docs {
+		if d.Contains([]byte(manifest.FilenameAnnotation)) {
+			return true
+		}
+	}
+	return false
 }
 
 // chartFromLabels reads the chart's name and version from the helm.sh/chart labels

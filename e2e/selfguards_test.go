@@ -35,3 +35,26 @@ func TestSelfNeedsTheNamespace(t *testing.T) {
 		t.Errorf("objects of the chart were applied in %s (%v)", ns, err)
 	}
 }
+
+// TestSelfHooksRefusedUnderHelm3: Helm 3 never hands hooks to a post-renderer, so the hook
+// bracket would install the resumer Job as an ordinary object; render --self-bracket hooks
+// refuses a stream that did not come through Helm 4, before anything is applied.
+func TestSelfHooksRefusedUnderHelm3(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	repo := "oci://" + cluster.Registry + "/selfhooks-" + ns
+	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
+	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--self-bracket=hooks", "--self-hook-image=registry.example.internal/helm-drift:test", "--kubeconfig="+cluster.Kubeconfig)...)
+	_, errOut := h.run(t, true, nil, args...)
+	if !strings.Contains(errOut, "--self-bracket hooks: this stream did not come through Helm 4's post-renderer") || !strings.Contains(errOut, "--self-bracket cli") {
+		t.Errorf("helm 3 install with --self-bracket hooks: stderr does not say why and what to use:\n%s", errOut)
+	}
+	if l, _ := h.run(t, false, nil, "list", "-a", "-q", "-n", ns); strings.TrimSpace(l) != "" {
+		t.Errorf("a release was recorded: %q", l)
+	}
+	if jobs, err := cluster.Kube.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{}); err != nil || len(jobs.Items) > 0 {
+		t.Errorf("a Job was created (%v)", err)
+	}
+}
