@@ -58,3 +58,40 @@ func TestSelfHooksRefusedUnderHelm3(t *testing.T) {
 		t.Errorf("a Job was created (%v)", err)
 	}
 }
+
+// TestSelfStatusReleaseGone: "helm uninstall" leaves the pair (helm.sh/resource-policy: keep);
+// with the HelmRelease active, "self status" warns that helm-controller will install the
+// release again and names the hand-back; "self handback" then removes the pair and says the
+// release stays uninstalled.
+func TestSelfStatusReleaseGone(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	repo := "oci://" + cluster.Registry + "/selfgone-" + ns
+	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
+	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
+	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--kubeconfig="+cluster.Kubeconfig)...)
+	h.run(t, false, nil, args...)
+	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+	}
+	waitRevision(t, ns, 2, "helm-controller adopts the CLI release")
+
+	h.run(t, false, nil, "uninstall", "app", "-n", ns)
+	status, _, err := selfBinary(t, "status", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err != nil || !strings.Contains(status, "helm-controller will install it again") || !strings.Contains(status, "helm drift self handback app -n "+ns) {
+		t.Errorf("self status after helm uninstall: %v\n%s", err, status)
+	}
+	out, errOut, err := selfBinary(t, "handback", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err != nil || !strings.Contains(out, "is not installed, and nothing will install it again") {
+		t.Errorf("self handback of an uninstalled release: %v\n%s%s", err, out, errOut)
+	}
+	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("HelmRelease app still there after handback")
+	}
+	if l, _ := h.run(t, false, nil, "list", "-a", "-q", "-n", ns); strings.TrimSpace(l) != "" {
+		t.Errorf("release recorded again: %q", l)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +38,8 @@ Usage:
       reconcile. A second run changes nothing.
   helm drift self status RELEASE [-n NAMESPACE]
       Who writes the release now: the CLI (no HelmRelease, or suspended), helm-controller, or
-      both (a warning); revision, chart version, range, last reconcile.
+      both (a warning); revision, chart version, range, last reconcile. A release uninstalled
+      with its pair left active is a warning: helm-controller will install it again.
   helm drift self handback RELEASE [-n NAMESPACE]
       Suspends the HelmRelease, then removes it, its OCIRepository and the values Secret,
       leaving the release installed and owned by the CLI.
@@ -283,7 +286,12 @@ func (o *selfOptions) status(ctx context.Context, c *selfClients, name string, o
 	}
 	handled, _, _ := unstructured.NestedString(hr.Object, "status", "lastHandledReconcileAt")
 	fmt.Fprintf(out, "reconcile: last handled %s; Ready=%s\n", orNone(handled), conditionStatus(hr, "Ready"))
+	gone := errors.Is(relErr, driver.ErrReleaseNotFound)
 	switch {
+	case gone && !suspended:
+		fmt.Fprintf(out, "writer:    warning: the release is gone but HelmRelease %s/%s is active: helm-controller will install it again at its next reconcile (the pair outlives \"helm uninstall\": helm.sh/resource-policy keep); to leave it uninstalled run \"helm drift self handback %s -n %s\"\n", o.namespace, name, name, o.namespace)
+	case gone:
+		fmt.Fprintf(out, "writer:    nobody: the release is gone and HelmRelease %s/%s is suspended (nothing installs it); \"helm drift self handback %s -n %s\" removes the pair\n", o.namespace, name, name, o.namespace)
 	case suspended:
 		fmt.Fprintf(out, "writer:    the Helm CLI (HelmRelease suspended: the bracket is open; end it with \"helm drift self resume %s -n %s\")\n", name, o.namespace)
 	case relErr == nil && hcRevision != 0 && int64(rel.Version) > hcRevision:
@@ -348,6 +356,10 @@ func (o *selfOptions) handback(ctx context.Context, c *selfClients, name string,
 	}
 	if err := c.kube.CoreV1().Secrets(o.namespace).Delete(ctx, secret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete values Secret %s/%s: %w", o.namespace, secret, err)
+	}
+	if _, err := action.NewStatus(c.helm).Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
+		fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s and Secret %s removed; release %s/%s is not installed, and nothing will install it again\n", o.namespace, name, secret, o.namespace, name)
+		return nil
 	}
 	fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s and Secret %s removed; release %s/%s stays installed and the Helm CLI owns it again\n", o.namespace, name, secret, o.namespace, name)
 	return nil
