@@ -65,7 +65,7 @@ func TestSelfManagement(t *testing.T) {
 	renderArgs := func(extra ...string) []string {
 		args := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
 		return append(args, postRendererArgs(append([]string{"--self", "--release=app", "--namespace=" + ns,
-			"--self-repository=" + repo, "--self-insecure", "--kubeconfig=" + cluster.Kubeconfig}, extra...)...)...)
+			"--self-repository=" + repo, "--self-insecure", "--kubeconfig=" + cluster.Kubeconfig, selfSharedIdentity}, extra...)...)...)
 	}
 	h.run(t, false, nil, append([]string{"install", "app", v100, "-n", ns, "--set", "greeting=custom"}, renderArgs("--install")...)...)
 

@@ -65,7 +65,7 @@ func TestSelfResumeFaults(t *testing.T) {
 			args := []string{"install", "app", tgz, "-n", ns, "--set", "greeting=custom",
 				"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
 			args = append(args, postRendererArgs("--self", "--release=app", "--namespace="+ns, "--self-repository="+repo,
-				"--self-insecure", "--kubeconfig="+cluster.Kubeconfig, "--install")...)
+				"--self-insecure", "--kubeconfig="+cluster.Kubeconfig, "--install", selfSharedIdentity)...)
 			h.run(t, false, nil, args...)
 
 			out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cutProxy(t, tc.write, tc.delivered), "--request-timeout=5s")

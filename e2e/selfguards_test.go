@@ -9,6 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// selfSharedIdentity: in the test environment helm-controller and the Helm CLI both run as the
+// admin user, so tests of the bracket that are not about the CLI guard name that user as the
+// writer the guard lets through (TestSelfGuard tells the two apart with a ServiceAccount).
+const selfSharedIdentity = "--self-controller-identity=admin"
+
 // TestSelfNeedsTheNamespace: Helm 3 does not pass the release namespace to a post-renderer.
 // helm install -n NS with render --self but without --namespace in the post-renderer args fails
 // before anything is applied, naming the flag to add: no release, no self pair, no object.
@@ -72,7 +77,7 @@ func TestSelfStatusReleaseGone(t *testing.T) {
 	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
 	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
 	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
-		"--kubeconfig="+cluster.Kubeconfig)...)
+		"--kubeconfig="+cluster.Kubeconfig, selfSharedIdentity)...)
 	h.run(t, false, nil, args...)
 	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
 		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)

@@ -60,3 +60,27 @@ func TestBracket(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardServed: the CLI guard needs Kubernetes 1.30 (GA admission policies); below it,
+// render --self refuses while the guard is on, naming the way out.
+func TestGuardServed(t *testing.T) {
+	for _, tc := range []struct {
+		guard   bool
+		version string
+		wantErr bool
+	}{
+		{true, "v1.34.2", false},
+		{true, "v1.30.0", false},
+		{true, "v1.29.9-gke.1", true},
+		{false, "v1.29.9", false},
+		{true, "not a version", false}, // left to the API server
+	} {
+		err := guardServed(tc.guard, "https://c", tc.version)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("guard %v on %s: err %v, want error %v", tc.guard, tc.version, err, tc.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--self-guard=false") {
+			t.Errorf("the refusal does not name --self-guard=false: %v", err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/helm-drift/helm-drift/internal/config"
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -108,6 +109,8 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.self.Insecure, "self-insecure", false, "with --self: the registry speaks plain HTTP")
 	fs.StringVar(&o.selfBracket, "self-bracket", "cli", "with --self: how the bracket ends: cli (run \"helm drift self resume\") or hooks (Helm 4 only: a post-install/post-upgrade hook Job runs it; needs --self-hook-image)")
 	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket hooks: an image with helm-drift on its PATH, for the hook Job")
+	fs.BoolVar(&o.self.Guard, "self-guard", true, "with --self: render the CLI guard, a ValidatingAdmissionPolicy denying new revisions of the release to anyone but helm-controller's writer (the --self-service-account, else --self-controller-identity), so the Helm CLI is day-0 only; false leaves the CLI able to write revisions helm-controller then reverts")
+	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", transform.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
 	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that `helm drift self resume` ends)")
 	o.kube.BindFlags(fs)
 }
@@ -197,7 +200,23 @@ func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
 	if err != nil {
 		return lookupFailed(errOut, o.namespace, o.release, err), nil
 	}
+	if err := guardServed(o.self.Guard, cl.Server, cl.Version); err != nil {
+		return false, err
+	}
 	return bracket(ctx, cl, cl.Server, o.namespace, o.release, o.install, errOut)
+}
+
+// guardServed refuses the CLI guard on a cluster older than Kubernetes 1.30, which has no GA
+// ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1).
+func guardServed(guard bool, server, gitVersion string) error {
+	if !guard {
+		return nil
+	}
+	v, err := kversion.ParseGeneric(gitVersion)
+	if err != nil || v.AtLeast(kversion.MajorMinor(1, 30)) {
+		return nil // a version it cannot read is left to the API server to refuse
+	}
+	return fmt.Errorf("--self: the CLI guard is a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later), and the cluster %s runs %s: upgrade the cluster, or render without the guard (--self-guard=false; then nothing stops a helm upgrade by the CLI from writing a revision that helm-controller's next reconcile reverts)", server, gitVersion)
 }
 
 // lookupFailed warns that the HelmRelease could not be looked up and chooses the safe side.
@@ -244,7 +263,7 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		return errors.New("--cluster needs --release NAME: it tells this release's objects from another's")
 	}
 	if !o.selfOn && o.changed != nil {
-		for _, f := range []string{"self-repository", "chart-name", "chart-version", "self-version-range", "self-interval", "self-service-account", "self-values-secret", "self-insecure", "self-bracket", "self-hook-image", "install"} {
+		for _, f := range []string{"self-repository", "chart-name", "chart-version", "self-version-range", "self-interval", "self-service-account", "self-values-secret", "self-insecure", "self-bracket", "self-hook-image", "install", "self-guard", "self-controller-identity"} {
 			if o.changed(f) {
 				return fmt.Errorf("--%s is a setting of --self, which is not given", f)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,8 +42,9 @@ Usage:
       both (a warning); revision, chart version, range, last reconcile. A release uninstalled
       with its pair left active is a warning: helm-controller will install it again.
   helm drift self handback RELEASE [-n NAMESPACE]
-      Suspends the HelmRelease, then removes it, its OCIRepository and the values Secret,
-      leaving the release installed and owned by the CLI.
+      Suspends the HelmRelease, then removes it, its OCIRepository, the values Secret and the
+      CLI guard (ValidatingAdmissionPolicy and binding), leaving the release installed and
+      owned by the CLI.
 
 Uninstall, leaving nothing behind: "helm drift self handback RELEASE", then
 "helm uninstall RELEASE" (the pair carries helm.sh/resource-policy: keep, so uninstalling first
@@ -84,7 +86,7 @@ type selfOptions struct {
 // BindFlags registers the self flags on fs.
 func (o *selfOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
-	fs.DurationVar(&o.timeout, "timeout", 300*time.Second, "resume: how long to wait for the release to be deployed")
+	fs.DurationVar(&o.timeout, "timeout", 300*time.Second, "resume: how long to wait for the release to be deployed; handback: for the pair to be gone and the CLI guard lifted")
 	fs.BoolVar(&o.force, "force", false, "resume: resume even when the release failed")
 	fs.BoolVar(&o.hook, "hook", false, "resume: run as the post-install/post-upgrade hook of the release itself (rendered by --self-bracket hooks): the revision is still pending while its hooks run, so do not wait for deployed")
 	o.kube.BindFlags(fs)
@@ -254,6 +256,34 @@ func valuesSecretOf(hr *unstructured.Unstructured, release string) string {
 	return release + "-values"
 }
 
+// waitGuardLifted waits until the API server no longer enforces the CLI guard (it drops a
+// deleted policy from its admission cache a moment after the delete): it asks with dry-run
+// creates of a storage Secret of the release, which admission judges like the real write.
+func (o *selfOptions) waitGuardLifted(ctx context.Context, c *selfClients, name string) error {
+	probe := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + name + ".guard-probe", Labels: map[string]string{"name": name, "owner": "helm"}},
+		Type:       "helm.sh/release.v1",
+	}
+	deadline := time.Now().Add(o.timeout)
+	for {
+		_, err := c.kube.CoreV1().Secrets(o.namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+			return fmt.Errorf("check that the CLI guard is lifted (a dry-run create of a storage Secret of %s/%s): %w", o.namespace, name, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the CLI guard of %s/%s is deleted but the API server still enforces it after %s: retry helm drift self handback", o.namespace, name, o.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // status says who writes the release now.
 func (o *selfOptions) status(ctx context.Context, c *selfClients, name string, out io.Writer) error {
 	rel, relErr := action.NewStatus(c.helm).Run(name)
@@ -357,10 +387,21 @@ func (o *selfOptions) handback(ctx context.Context, c *selfClients, name string,
 	if err := c.kube.CoreV1().Secrets(o.namespace).Delete(ctx, secret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete values Secret %s/%s: %w", o.namespace, secret, err)
 	}
+	// The CLI guard goes last: until the pair is gone, helm-controller alone may write.
+	guard := transform.GuardName(o.namespace, name)
+	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s (the CLI guard): %w", guard, err)
+	}
+	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete ValidatingAdmissionPolicy %s (the CLI guard): %w", guard, err)
+	}
+	if err := o.waitGuardLifted(ctx, c, name); err != nil {
+		return err
+	}
 	if _, err := action.NewStatus(c.helm).Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
-		fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s and Secret %s removed; release %s/%s is not installed, and nothing will install it again\n", o.namespace, name, secret, o.namespace, name)
+		fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s, Secret %s and the CLI guard removed; release %s/%s is not installed, and nothing will install it again\n", o.namespace, name, secret, o.namespace, name)
 		return nil
 	}
-	fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s and Secret %s removed; release %s/%s stays installed and the Helm CLI owns it again\n", o.namespace, name, secret, o.namespace, name)
+	fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s, Secret %s and the CLI guard removed; release %s/%s stays installed and the Helm CLI owns it again\n", o.namespace, name, secret, o.namespace, name)
 	return nil
 }

@@ -45,6 +45,38 @@ type Self struct {
 	// post-renderers): a post-install/post-upgrade Job running `helm-drift self resume --hook`
 	// from this image, with a ServiceAccount, Role and RoleBinding allowing exactly that.
 	HookImage string
+	// Guard renders the CLI guard: a ValidatingAdmissionPolicy and its binding that deny the
+	// creation of the release's storage Secrets to anyone but the identity helm-controller
+	// writes the release as, so that after the bracket the Helm CLI cannot write a revision
+	// helm-controller did not make.
+	Guard bool
+	// ControllerIdentity is helm-controller's own user name, the writer when ServiceAccount is
+	// empty (default system:serviceaccount:flux-system:helm-controller).
+	ControllerIdentity string
+}
+
+// AllowCLIAnnotation on a namespace ("true") lets the Helm CLI write self-managed releases
+// there despite the guard.
+const AllowCLIAnnotation = "helm-drift.io/allow-cli-writes"
+
+// DefaultControllerIdentity is the user name of helm-controller as Flux installs it.
+const DefaultControllerIdentity = "system:serviceaccount:flux-system:helm-controller"
+
+// Writer is the user name helm-controller writes the release as: the ServiceAccount it
+// impersonates (spec.serviceAccountName, in the HelmRelease's namespace), else its own.
+func (s *Self) Writer() string {
+	if s.ServiceAccount != "" {
+		return "system:serviceaccount:" + s.Namespace + ":" + s.ServiceAccount
+	}
+	if s.ControllerIdentity != "" {
+		return s.ControllerIdentity
+	}
+	return DefaultControllerIdentity
+}
+
+// GuardName is the name of the guard's policy and binding for a release (cluster-scoped).
+func GuardName(namespace, release string) string {
+	return "helm-drift-self." + namespace + "." + release
 }
 
 var _ Transform = (*Self)(nil)
@@ -165,6 +197,9 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	objs := []map[string]any{
 		{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": meta, "spec": repoSpec},
 		{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta, "spec": hrSpec},
+	}
+	if s.Guard {
+		objs = append(objs, s.guard(secret)...)
 	}
 	if s.HookImage != "" {
 		objs = append(objs, s.hooks(secret)...)
@@ -303,4 +338,56 @@ func splitChartLabel(l string) (string, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// guard renders the ValidatingAdmissionPolicy and binding that make the Helm CLI day-0 only for
+// this release: a CREATE of one of its storage Secrets (type helm.sh/release.v1, label
+// name=RELEASE, in its namespace) is denied unless the requester is helm-controller's writer
+// or the namespace carries AllowCLIAnnotation. Updates pass: the CLI's own install and the
+// upgrade that brings the pair in create their revision before the policy exists, and mark it
+// deployed with an update.
+// xref: Kubernetes docs, "Validating Admission Policy" (admissionregistration.k8s.io/v1, GA
+// in v1.30); Helm v3 pkg/storage/driver/secrets.go (the storage Secrets' type and labels).
+func (s *Self) guard(valuesSecret string) []map[string]any {
+	name := GuardName(s.Namespace, s.Release)
+	meta := func() map[string]any {
+		return map[string]any{
+			"name":        name,
+			"labels":      map[string]any{SelfLabel: "true"},
+			"annotations": map[string]any{"helm.sh/resource-policy": "keep"},
+		}
+	}
+	message := fmt.Sprintf("release %s/%s is managed by Flux (HelmRelease %s/%s): the Helm CLI may not write a new revision of it. "+
+		"Change its values in Secret %s/%s (key values.yaml) and let helm-controller upgrade it, "+
+		"or give the release back to the CLI first: helm drift self handback %s -n %s",
+		s.Namespace, s.Release, s.Namespace, s.Release, s.Namespace, valuesSecret, s.Release, s.Namespace)
+	allowed := fmt.Sprintf("request.userInfo.username == %q || (has(namespaceObject.metadata.annotations) && %q in namespaceObject.metadata.annotations && namespaceObject.metadata.annotations[%q] == \"true\")",
+		s.Writer(), AllowCLIAnnotation, AllowCLIAnnotation)
+	policy := map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": meta(),
+		"spec": map[string]any{
+			"failurePolicy": "Fail",
+			"matchConstraints": map[string]any{
+				"resourceRules": []any{map[string]any{
+					"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"secrets"},
+				}},
+			},
+			"matchConditions": []any{map[string]any{
+				"name":       "release-storage",
+				"expression": fmt.Sprintf("object.type == \"helm.sh/release.v1\" && has(object.metadata.labels) && \"name\" in object.metadata.labels && object.metadata.labels[\"name\"] == %q", s.Release),
+			}},
+			"validations": []any{map[string]any{"expression": allowed, "message": message, "reason": "Forbidden"}},
+		},
+	}
+	binding := map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": meta(),
+		"spec": map[string]any{
+			"policyName":        name,
+			"validationActions": []any{"Deny"},
+			"matchResources": map[string]any{
+				"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": s.Namespace}},
+			},
+		},
+	}
+	return []map[string]any{policy, binding}
 }

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// deployerRBAC creates the ServiceAccount helm-controller impersonates for the self
+// HelmRelease, with what writing this chart's release needs: its objects and storage Secrets in
+// the namespace, and reading the kept objects of the last manifest (the pair and the guard).
+func deployerRBAC(t *testing.T, ns, sa string) {
+	t.Helper()
+	ctx := context.Background()
+	kube := cluster.Kube
+	if _, err := kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	subject := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: ns}}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"helm.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"}, Resources: []string{"helmreleases", "ocirepositories"}, Verbs: []string{"get", "list"}},
+	}}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: sa}, Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: sa}}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := ns + "-" + sa
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"}, Verbs: []string{"get", "list"}},
+	}}
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subject, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name}}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		kube.RbacV1().ClusterRoleBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		kube.RbacV1().ClusterRoles().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+}
+
+// storageRevisions counts the release's Helm storage Secrets.
+func storageRevisions(t *testing.T, ns, release string) int {
+	t.Helper()
+	l, err := cluster.Kube.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + release})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+// TestSelfGuard: with the CLI guard (on by default with --self) and the self HelmRelease
+// written as its own ServiceAccount, once helm-controller has adopted the release a plain
+// helm upgrade and a helm rollback by the CLI user fail with the guard's message (naming the
+// values Secret and the hand-back) and write no revision, while helm-controller's own upgrade
+// to a chart version pushed in range passes; after "self handback" the guard is gone and the
+// CLI upgrades again.
+func TestSelfGuard(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	deployerRBAC(t, ns, "app-deployer")
+	repo := "oci://" + cluster.Registry + "/selfguard-" + ns
+	push := func(tgz string) { h.run(t, false, nil, "push", tgz, repo, "--plain-http") }
+	v100 := packageSelfApp(t, h, "1.0.0", "1.0")
+	push(v100)
+	args := []string{"install", "app", v100, "-n", ns, "--set", "greeting=custom", "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
+	h.run(t, false, nil, args...)
+	guard := "helm-drift-self." + ns + ".app"
+	if _, err := cluster.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, guard, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the guard policy %s was not installed: %v", guard, err)
+	}
+	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+	}
+	waitRevision(t, ns, 2, "helm-controller, as app-deployer, adopts the release through the guard")
+
+	before := storageRevisions(t, ns, "app")
+	for _, cli := range [][]string{
+		{"upgrade", "app", v100, "-n", ns, "--set", "greeting=from-the-cli"},
+		{"rollback", "app", "1", "-n", ns},
+	} {
+		start := time.Now()
+		_, errOut := h.run(t, true, nil, cli...)
+		t.Logf("helm %s refused after %.1fs", cli[0], time.Since(start).Seconds())
+		for _, want := range []string{"ValidatingAdmissionPolicy", "is managed by Flux", "Secret " + ns + "/app-values", "helm drift self handback app -n " + ns} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("helm %s: the refusal lacks %q:\n%s", cli[0], want, errOut)
+			}
+		}
+		if got := storageRevisions(t, ns, "app"); got != before {
+			t.Errorf("helm %s: %d storage Secrets, want %d (no revision written)", cli[0], got, before)
+		}
+	}
+	checkConfig(t, ns, "custom", "1.0")
+
+	// helm-controller's own upgrade passes the guard.
+	push(packageSelfApp(t, h, "1.1.0", "1.1"))
+	requestReconcile(t, ociRepositories, ns, "app")
+	waitConfig(t, ns, "custom", "1.1")
+
+	// Hand back: the guard goes with the pair, and the CLI writes the release again.
+	out, errOut, err := selfBinary(t, "handback", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err != nil || !strings.Contains(out, "the CLI guard removed") {
+		t.Fatalf("handback: %v\n%s%s", err, out, errOut)
+	}
+	if _, err := cluster.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, guard, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the guard policy is still there after handback: %v", err)
+	}
+	h.run(t, false, nil, "upgrade", "app", v100, "-n", ns, "--set", "greeting=back")
+	checkConfig(t, ns, "back", "1.0")
+	h.run(t, false, nil, "uninstall", "app", "-n", ns)
+}
