@@ -231,30 +231,34 @@ func waitConfig(t *testing.T, ns, greeting, edition string) {
 	})
 }
 
-// TestSelfHooksHelm4: under Helm 4, which hands hooks to post-renderers, --self-bracket hooks
-// renders the end of the bracket as real hooks: Helm files the appended Job and its RBAC under
-// HOOKS, the pair under MANIFEST. (No kubelet here: the Job itself cannot run in the test
-// environment, so this checks Helm's own classification with a client-side dry run.)
-func TestSelfHooksHelm4(t *testing.T) {
+// TestSelfResumerHelm4: under Helm 4 (which hands hooks to post-renderers) --self-bracket job,
+// and hooks (kept for compatibility), render the resumer as an ordinary object of the release,
+// under MANIFEST: a hook would run while the revision is still pending. (No kubelet here: this
+// checks Helm's own classification with a client-side dry run; TestSelfJobBracket runs it.)
+func TestSelfResumerHelm4(t *testing.T) {
 	h := newHelm(t, "helm4")
 	h.installPlugins(t)
-	args := []string{"install", "platform", "testdata/charts/selfapp", "-n", "flux-system", "--dry-run=client", "--post-renderer", "drift-render"}
-	args = append(args, postRendererArgs("--self", "--install", "--release=platform", "--namespace=flux-system",
-		"--self-repository=oci://registry.example.internal/charts", "--kubeconfig=/nonexistent",
-		"--self-bracket=hooks", "--self-hook-image=registry.example.internal/tools/helm-drift:0.1.0")...)
-	out, _ := h.run(t, false, nil, args...)
-	hooks, manifest, ok := strings.Cut(out, "\nMANIFEST:\n")
-	if !ok || !strings.Contains(hooks, "HOOKS:") {
-		t.Fatalf("no HOOKS/MANIFEST sections:\n%s", out)
-	}
-	for _, want := range []string{"kind: Job", "name: platform-self-resume", "kind: Role", "kind: RoleBinding", "kind: ServiceAccount", "- --hook"} {
-		if !strings.Contains(hooks, want) {
-			t.Errorf("HOOKS lacks %q", want)
+	for _, bracket := range []string{"job", "hooks"} {
+		args := []string{"install", "platform", "testdata/charts/selfapp", "-n", "flux-system", "--dry-run=client", "--post-renderer", "drift-render"}
+		args = append(args, postRendererArgs("--self", "--install", "--release=platform", "--namespace=flux-system",
+			"--self-repository=oci://registry.example.internal/charts", "--kubeconfig=/nonexistent",
+			"--self-bracket="+bracket, "--self-hook-image=registry.example.internal/tools/helm-drift:0.1.0")...)
+		out, errOut := h.run(t, false, nil, args...)
+		hooks, manifest, ok := strings.Cut(out, "\nMANIFEST:\n")
+		if !ok {
+			t.Fatalf("%s: no MANIFEST section:\n%s", bracket, out)
 		}
-	}
-	for _, want := range []string{"kind: HelmRelease", "kind: OCIRepository", "suspend: true"} {
-		if !strings.Contains(manifest, want) {
-			t.Errorf("MANIFEST lacks %q", want)
+		for _, want := range []string{"kind: Job", "name: platform-self-resumer", "kind: Role", "kind: RoleBinding", "kind: ServiceAccount", "- --timeout",
+			"kind: HelmRelease", "kind: OCIRepository", "suspend: true"} {
+			if !strings.Contains(manifest, want) {
+				t.Errorf("%s: MANIFEST lacks %q", bracket, want)
+			}
+		}
+		if strings.Contains(hooks, "platform-self-resumer") {
+			t.Errorf("%s: the resumer is a hook:\n%s", bracket, hooks)
+		}
+		if bracket == "hooks" && !strings.Contains(errOut, "rendered as the detached resumer Job") {
+			t.Errorf("hooks: stderr does not say it is rendered as job:\n%s", errOut)
 		}
 	}
 }

@@ -41,9 +41,9 @@ func TestSelfNeedsTheNamespace(t *testing.T) {
 	}
 }
 
-// TestSelfHooksRefusedUnderHelm3: Helm 3 never hands hooks to a post-renderer, so the hook
-// bracket would install the resumer Job as an ordinary object; render --self-bracket hooks
-// refuses a stream that did not come through Helm 4, before anything is applied.
+// TestSelfHooksRefusedUnderHelm3: Helm 3 never hands hooks to a post-renderer; render
+// --self-bracket hooks refuses a stream that did not come through Helm 4, before anything is
+// applied, and names --self-bracket job, which works under both.
 func TestSelfHooksRefusedUnderHelm3(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
@@ -53,7 +53,7 @@ func TestSelfHooksRefusedUnderHelm3(t *testing.T) {
 	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
 		"--self-bracket=hooks", "--self-hook-image=registry.example.internal/helm-drift:test", "--kubeconfig="+cluster.Kubeconfig)...)
 	_, errOut := h.run(t, true, nil, args...)
-	if !strings.Contains(errOut, "--self-bracket hooks: this stream did not come through Helm 4's post-renderer") || !strings.Contains(errOut, "--self-bracket cli") {
+	if !strings.Contains(errOut, "--self-bracket hooks: Helm 3 never hands hooks to a post-renderer") || !strings.Contains(errOut, "use --self-bracket job") {
 		t.Errorf("helm 3 install with --self-bracket hooks: stderr does not say why and what to use:\n%s", errOut)
 	}
 	if l, _ := h.run(t, false, nil, "list", "-a", "-q", "-n", ns); strings.TrimSpace(l) != "" {

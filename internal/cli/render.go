@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -107,8 +108,9 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.self.ServiceAccount, "self-service-account", "", "with --self: the service account helm-controller impersonates for the release")
 	fs.StringVar(&o.self.ValuesSecret, "self-values-secret", "", "with --self: the Secret (key values.yaml) holding the release's user-supplied values (default RELEASE-values)")
 	fs.BoolVar(&o.self.Insecure, "self-insecure", false, "with --self: the registry speaks plain HTTP")
-	fs.StringVar(&o.selfBracket, "self-bracket", "cli", "with --self: how the bracket ends: cli (run \"helm drift self resume\") or hooks (Helm 4 only: a post-install/post-upgrade hook Job runs it; needs --self-hook-image)")
-	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket hooks: an image with helm-drift on its PATH, for the hook Job")
+	fs.StringVar(&o.selfBracket, "self-bracket", "cli", "with --self: how the bracket ends: cli (run \"helm drift self resume\"), job (Helm 3 and 4: a detached resumer Job in the manifest waits until the revision is deployed, then resumes; needs --self-hook-image) or hooks (Helm 4 only, kept for compatibility: rendered as job, since a hook would resume while the revision is still pending)")
+	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket job: an image with helm-drift on its PATH, for the resumer Job")
+	fs.StringVar(&o.self.ResumerTimeout, "self-resumer-timeout", "", "with --self-bracket job: how long the resumer waits for the revision to be deployed before it gives up without resuming (default 10m)")
 	fs.BoolVar(&o.self.Guard, "self-guard", true, "with --self: render the CLI guard, a ValidatingAdmissionPolicy denying new revisions of the release to anyone but helm-controller's writer (the --self-service-account, else --self-controller-identity), so the Helm CLI is day-0 only; false leaves the CLI able to write revisions helm-controller then reverts")
 	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", transform.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
 	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that `helm drift self resume` ends)")
@@ -263,7 +265,7 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		return errors.New("--cluster needs --release NAME: it tells this release's objects from another's")
 	}
 	if !o.selfOn && o.changed != nil {
-		for _, f := range []string{"self-repository", "chart-name", "chart-version", "self-version-range", "self-interval", "self-service-account", "self-values-secret", "self-insecure", "self-bracket", "self-hook-image", "install", "self-guard", "self-controller-identity"} {
+		for _, f := range []string{"self-repository", "chart-name", "chart-version", "self-version-range", "self-interval", "self-service-account", "self-values-secret", "self-insecure", "self-bracket", "self-hook-image", "self-resumer-timeout", "install", "self-guard", "self-controller-identity"} {
 			if o.changed(f) {
 				return fmt.Errorf("--%s is a setting of --self, which is not given", f)
 			}
@@ -282,11 +284,24 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		}
 		switch {
 		case o.selfBracket == "hooks" && o.self.HookImage == "":
-			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the hook Job")
-		case o.selfBracket == "cli" && o.self.HookImage != "":
-			return errors.New("--self-hook-image is for --self-bracket hooks")
-		case o.selfBracket != "hooks" && o.selfBracket != "cli":
-			return fmt.Errorf("--self-bracket %q: want cli or hooks", o.selfBracket)
+			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job")
+		case o.selfBracket == transform.BracketJob && o.self.HookImage == "":
+			return errors.New("--self-bracket job needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job")
+		case o.selfBracket == transform.BracketCLI && o.self.HookImage != "":
+			return errors.New("--self-hook-image is for --self-bracket job or hooks")
+		case o.selfBracket != "hooks" && o.selfBracket != transform.BracketCLI && o.selfBracket != transform.BracketJob:
+			return fmt.Errorf("--self-bracket %q: want cli, job or hooks", o.selfBracket)
+		case o.self.ResumerTimeout != "" && o.selfBracket == transform.BracketCLI:
+			return errors.New("--self-resumer-timeout is for --self-bracket job")
+		}
+		if o.self.ResumerTimeout != "" {
+			if d, err := time.ParseDuration(o.self.ResumerTimeout); err != nil || d <= 0 {
+				return fmt.Errorf("--self-resumer-timeout %q: want a positive duration such as 10m", o.self.ResumerTimeout)
+			}
+		}
+		o.self.Bracket = o.selfBracket
+		if o.selfBracket == transform.BracketHooks {
+			fmt.Fprintln(errOut, "helm-drift: --self-bracket hooks: rendered as the detached resumer Job of --self-bracket job, not as a hook: a post-install hook runs while the revision is still pending, and resuming then gives the release two writers")
 		}
 		// Helm 3 does not tell a post-renderer the release namespace: a default here would
 		// render a pair that installs a second copy of the chart there.

@@ -79,7 +79,6 @@ type selfOptions struct {
 	namespace string
 	timeout   time.Duration
 	force     bool
-	hook      bool
 	kube      kubeOptions
 }
 
@@ -88,7 +87,6 @@ func (o *selfOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
 	fs.DurationVar(&o.timeout, "timeout", 300*time.Second, "resume: how long to wait for the release to be deployed; handback: for the pair to be gone and the CLI guard lifted")
 	fs.BoolVar(&o.force, "force", false, "resume: resume even when the release failed")
-	fs.BoolVar(&o.hook, "hook", false, "resume: run as the post-install/post-upgrade hook of the release itself (rendered by --self-bracket hooks): the revision is still pending while its hooks run, so do not wait for deployed")
 	o.kube.BindFlags(fs)
 }
 
@@ -161,12 +159,7 @@ func (o *selfOptions) resume(ctx context.Context, c *selfClients, name string, o
 	if err != nil {
 		return fmt.Errorf("HelmRelease %s/%s: %w", o.namespace, name, err)
 	}
-	var rel *release.Release
-	if o.hook {
-		rel, err = c.helm.Releases.Last(name)
-	} else {
-		rel, err = o.waitDeployed(ctx, c, name)
-	}
+	rel, err := o.waitDeployed(ctx, c, name)
 	if err != nil {
 		return err
 	}

@@ -41,10 +41,14 @@ type Self struct {
 	// Drift, when set, has its decisions carried into the HelmRelease as postRenderers, so
 	// helm-controller's own upgrades keep them.
 	Drift *DriftDetection
-	// HookImage, when set, renders the end of the bracket as Helm hooks (Helm 4 hands hooks to
-	// post-renderers): a post-install/post-upgrade Job running `helm-drift self resume --hook`
-	// from this image, with a ServiceAccount, Role and RoleBinding allowing exactly that.
+	// HookImage is the image with helm-drift on its PATH that the resumer Job runs.
 	HookImage string
+	// Bracket is how the bracket ends: BracketCLI (or ""), BracketJob or BracketHooks; the
+	// last two render the detached resumer Job from HookImage.
+	Bracket string
+	// ResumerTimeout is how long the resumer Job waits for the revision to be deployed before
+	// it gives up without resuming (default 10m).
+	ResumerTimeout string
 	// Guard renders the CLI guard: a ValidatingAdmissionPolicy and its binding that deny the
 	// creation of the release's storage Secrets to anyone but the identity helm-controller
 	// writes the release as, so that after the bracket the Helm CLI cannot write a revision
@@ -54,6 +58,17 @@ type Self struct {
 	// empty (default system:serviceaccount:flux-system:helm-controller).
 	ControllerIdentity string
 }
+
+// The ways the bracket ends.
+const (
+	// BracketCLI: a user runs `helm drift self resume`.
+	BracketCLI = "cli"
+	// BracketJob: the detached resumer Job in the manifest.
+	BracketJob = "job"
+	// BracketHooks: asked for as Helm 4 hooks; rendered as the detached resumer, because a
+	// post-install hook runs while the revision is still pending (two writers).
+	BracketHooks = "hooks"
+)
 
 // AllowCLIAnnotation on a namespace ("true") lets the Helm CLI write self-managed releases
 // there despite the guard.
@@ -125,9 +140,9 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if s.HookImage != "" && !fromHelm4(st) {
-		return errors.New("--self-bracket hooks: this stream did not come through Helm 4's post-renderer (no document carries " + manifest.FilenameAnnotation +
-			"): Helm 3 never hands hooks to a post-renderer, so the hook Job would be installed as an ordinary object and resume the HelmRelease while Helm still writes the release; under Helm 3 use --self-bracket cli and run \"helm drift self resume RELEASE\" once the install is deployed")
+	if s.Bracket == BracketHooks && !fromHelm4(st) {
+		return errors.New("--self-bracket hooks: Helm 3 never hands hooks to a post-renderer (this stream did not come through Helm 4's: no document carries " + manifest.FilenameAnnotation +
+			"): use --self-bracket job, the detached resumer Job that waits for the revision to be deployed (Helm 3 and Helm 4), or --self-bracket cli and run \"helm drift self resume RELEASE\" once the install is deployed")
 	}
 	name, version := s.ChartName, s.ChartVersion
 	if name == "" || version == "" {
@@ -201,8 +216,8 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	if s.Guard {
 		objs = append(objs, s.guard(secret)...)
 	}
-	if s.HookImage != "" {
-		objs = append(objs, s.hooks(secret)...)
+	if s.Bracket == BracketJob || s.Bracket == BracketHooks {
+		objs = append(objs, s.resumer(secret)...)
 	}
 	for _, obj := range objs {
 		data, err := sigsyaml.Marshal(obj)
@@ -215,42 +230,55 @@ func (s *Self) Transform(st *manifest.Stream) error {
 }
 
 // hooks are the end of the bracket as Helm hooks: RBAC first (weight -5), then the Job.
-func (s *Self) hooks(secret string) []map[string]any {
-	name := s.Release + "-self-resume"
-	hookMeta := func(weight string) map[string]any {
-		return map[string]any{
-			"name": name, "namespace": s.Namespace,
-			"labels": map[string]any{SelfLabel: "true"},
-			"annotations": map[string]any{
-				"helm.sh/hook":               "post-install,post-upgrade",
-				"helm.sh/hook-weight":        weight,
-				"helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
-			},
-		}
+// resumer renders the detached resumer: a Job in the manifest (not a hook: Helm does not wait
+// for it, and it may run while the revision is still pending) that runs `helm drift self
+// resume`, which waits until the revision is deployed, writes the values Secret and resumes
+// the HelmRelease, and gives up without resuming after ResumerTimeout; with a ServiceAccount,
+// Role and RoleBinding allowing exactly that. backoffLimit 0: a resumer that gave up is not
+// retried into a late resume.
+func (s *Self) resumer(secret string) []map[string]any {
+	name := s.Release + "-self-resumer"
+	timeout := s.ResumerTimeout
+	if timeout == "" {
+		timeout = "10m"
+	}
+	meta := func() map[string]any {
+		return map[string]any{"name": name, "namespace": s.Namespace, "labels": map[string]any{SelfLabel: "true", ResumerLabel: s.Release}}
 	}
 	return []map[string]any{
-		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": hookMeta("-5")},
-		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": hookMeta("-5"), "rules": []any{
-			// Helm's release storage (read the revision and its values), and the values Secret.
-			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list"}},
-			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{secret}, "verbs": []any{"get", "patch", "create"}},
-			map[string]any{"apiGroups": []any{HelmReleaseGroup}, "resources": []any{"helmreleases"}, "resourceNames": []any{s.Release}, "verbs": []any{"get", "patch"}},
-		}},
-		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": hookMeta("-5"),
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(), "rules": resumerRules(secret, s.Release)},
+		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
 			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": s.Namespace}}},
-		{"apiVersion": "batch/v1", "kind": "Job", "metadata": hookMeta("0"), "spec": map[string]any{
-			"backoffLimit": 3,
-			"template": map[string]any{"spec": map[string]any{
-				"serviceAccountName": name,
-				"restartPolicy":      "Never",
-				"containers": []any{map[string]any{
-					"name":    "resume",
-					"image":   s.HookImage,
-					"command": []any{"helm-drift", "self", "resume", s.Release, "--namespace", s.Namespace, "--hook"},
-				}},
-			}},
+		{"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(), "spec": map[string]any{
+			"backoffLimit": 0,
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{ResumerLabel: s.Release}},
+				"spec": map[string]any{
+					"serviceAccountName": name,
+					"restartPolicy":      "Never",
+					"containers": []any{map[string]any{
+						"name":    "resume",
+						"image":   s.HookImage,
+						"command": []any{"helm-drift", "self", "resume", s.Release, "--namespace", s.Namespace, "--timeout", timeout},
+					}},
+				},
+			},
 		}},
+	}
+}
+
+// ResumerLabel marks the resumer Job and its RBAC with the release they resume.
+const ResumerLabel = "helm-drift.io/resumer"
+
+// resumerRules are what resuming needs: Helm's release storage (read the revision and its
+// values), the values Secret, and the HelmRelease.
+func resumerRules(secret, release string) []any {
+	return []any{
+		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list"}},
+		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{secret}, "verbs": []any{"get", "patch", "create"}},
+		map[string]any{"apiGroups": []any{HelmReleaseGroup}, "resources": []any{"helmreleases"}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
 	}
 }
 
