@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -98,5 +99,52 @@ func TestSelfStatusReleaseGone(t *testing.T) {
 	}
 	if l, _ := h.run(t, false, nil, "list", "-a", "-q", "-n", ns); strings.TrimSpace(l) != "" {
 		t.Errorf("release recorded again: %q", l)
+	}
+}
+
+// TestSelfUninstall: "helm drift self uninstall" removes the pair, the values Secret and the
+// guard, then uninstalls the release: nothing is left, and nothing installs it again.
+func TestSelfUninstall(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	repo := "oci://" + cluster.Registry + "/selfuninstall-" + ns
+	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
+	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
+	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--kubeconfig="+cluster.Kubeconfig, selfSharedIdentity)...)
+	h.run(t, false, nil, args...)
+	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+	}
+	waitRevision(t, ns, 2, "helm-controller adopts the CLI release")
+
+	out, errOut, err := selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err != nil || !strings.Contains(out, "uninstalled") || !strings.Contains(out, "nothing will install it again") {
+		t.Fatalf("self uninstall: %v\n%s%s", err, out, errOut)
+	}
+	time.Sleep(3 * time.Second) // a reconcile window: nothing may come back
+	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("HelmRelease app left")
+	}
+	if _, err := cluster.Dynamic.Resource(ociRepositories).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); err == nil {
+		t.Errorf("OCIRepository app left")
+	}
+	if _, err := cluster.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "helm-drift-self."+ns+".app", metav1.GetOptions{}); err == nil {
+		t.Errorf("the CLI guard left")
+	}
+	if _, err := cluster.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{}); err == nil {
+		t.Errorf("ConfigMap app-config left")
+	}
+	if secrets, _ := cluster.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); len(secrets.Items) > 0 {
+		for _, s := range secrets.Items {
+			t.Errorf("Secret %s left", s.Name)
+		}
+	}
+	// A release the CLI owns is not this command's: it says so and removes nothing.
+	_, errOut, err = selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err == nil || !strings.Contains(errOut, "app") {
+		t.Errorf("self uninstall of a release that is gone: %v\n%s", err, errOut)
 	}
 }

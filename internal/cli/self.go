@@ -46,9 +46,10 @@ Usage:
       CLI guard (ValidatingAdmissionPolicy and binding), leaving the release installed and
       owned by the CLI.
 
-Uninstall, leaving nothing behind: "helm drift self handback RELEASE", then
-"helm uninstall RELEASE" (the pair carries helm.sh/resource-policy: keep, so uninstalling first
-would leave it, and an active HelmRelease would install the release again).
+  helm drift self uninstall RELEASE [-n NAMESPACE] [--no-hooks]
+      Removes the pair, the values Secret and the CLI guard (as handback), then uninstalls the
+      release: "helm uninstall" alone leaves the pair (helm.sh/resource-policy: keep), and an
+      active HelmRelease would install the release again. Use it instead of helm uninstall.
 `
 
 // waitGone waits until a deleted Flux object is gone (its controller removes its finalizer).
@@ -79,6 +80,7 @@ type selfOptions struct {
 	namespace string
 	timeout   time.Duration
 	force     bool
+	noHooks   bool
 	kube      kubeOptions
 }
 
@@ -87,6 +89,7 @@ func (o *selfOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
 	fs.DurationVar(&o.timeout, "timeout", 300*time.Second, "resume: how long to wait for the release to be deployed; handback: for the pair to be gone and the CLI guard lifted")
 	fs.BoolVar(&o.force, "force", false, "resume: resume even when the release failed")
+	fs.BoolVar(&o.noHooks, "no-hooks", false, "uninstall: do not run the release's hooks, as helm uninstall --no-hooks")
 	o.kube.BindFlags(fs)
 }
 
@@ -125,15 +128,15 @@ func runSelf(args []string, in io.Reader, out, errOut io.Writer) int {
 		return code
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintf(errOut, "helm-drift self: want a subcommand and a release: self resume|status|handback RELEASE\n")
+		fmt.Fprintf(errOut, "helm-drift self: want a subcommand and a release: self resume|status|handback|uninstall RELEASE\n")
 		return ExitError
 	}
 	sub, name := fs.Arg(0), fs.Arg(1)
 	run := map[string]func(context.Context, *selfClients, string, io.Writer) error{
-		"resume": o.resume, "status": o.status, "handback": o.handback,
+		"resume": o.resume, "status": o.status, "handback": o.handback, "uninstall": o.uninstall,
 	}[sub]
 	if run == nil {
-		fmt.Fprintf(errOut, "helm-drift self: unknown subcommand %q: want resume, status or handback\n", sub)
+		fmt.Fprintf(errOut, "helm-drift self: unknown subcommand %q: want resume, status, handback or uninstall\n", sub)
 		return ExitError
 	}
 	c, err := o.clients()
@@ -352,43 +355,8 @@ func conditionStatus(o *unstructured.Unstructured, typ string) string {
 
 // handback suspends the HelmRelease and removes the pair and the values Secret.
 func (o *selfOptions) handback(ctx context.Context, c *selfClients, name string, out io.Writer) error {
-	hrs := c.dynamic.Resource(helmReleasesGVR).Namespace(o.namespace)
-	hr, err := hrs.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("no HelmRelease %s/%s: the CLI owns the release already", o.namespace, name)
-	}
+	secret, err := o.removePair(ctx, c, name)
 	if err != nil {
-		return err
-	}
-	secret := valuesSecretOf(hr, name)
-	// Suspended first: helm-controller does not uninstall a suspended HelmRelease it deletes.
-	if _, err := hrs.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
-		return fmt.Errorf("suspend HelmRelease %s/%s: %w", o.namespace, name, err)
-	}
-	if err := hrs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete HelmRelease %s/%s: %w", o.namespace, name, err)
-	}
-	if err := o.waitGone(ctx, c, helmReleasesGVR, name, "helm-controller"); err != nil {
-		return err
-	}
-	if err := c.dynamic.Resource(ociRepositoriesGVR).Namespace(o.namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete OCIRepository %s/%s: %w", o.namespace, name, err)
-	}
-	if err := o.waitGone(ctx, c, ociRepositoriesGVR, name, "source-controller"); err != nil {
-		return err
-	}
-	if err := c.kube.CoreV1().Secrets(o.namespace).Delete(ctx, secret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete values Secret %s/%s: %w", o.namespace, secret, err)
-	}
-	// The CLI guard goes last: until the pair is gone, helm-controller alone may write.
-	guard := transform.GuardName(o.namespace, name)
-	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s (the CLI guard): %w", guard, err)
-	}
-	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete ValidatingAdmissionPolicy %s (the CLI guard): %w", guard, err)
-	}
-	if err := o.waitGuardLifted(ctx, c, name); err != nil {
 		return err
 	}
 	if _, err := action.NewStatus(c.helm).Run(name); errors.Is(err, driver.ErrReleaseNotFound) {
@@ -397,4 +365,74 @@ func (o *selfOptions) handback(ctx context.Context, c *selfClients, name string,
 	}
 	fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s, Secret %s and the CLI guard removed; release %s/%s stays installed and the Helm CLI owns it again\n", o.namespace, name, secret, o.namespace, name)
 	return nil
+}
+
+// uninstall removes the pair first, then uninstalls the release: "helm uninstall" alone leaves
+// the pair (helm.sh/resource-policy: keep), and an active HelmRelease would install the release
+// again. The release must exist: nothing is removed otherwise.
+func (o *selfOptions) uninstall(ctx context.Context, c *selfClients, name string, out io.Writer) error {
+	if _, err := action.NewStatus(c.helm).Run(name); err != nil {
+		return releaseError(o.namespace, name, err)
+	}
+	secret, err := o.removePair(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	un := action.NewUninstall(c.helm)
+	un.DisableHooks, un.Timeout = o.noHooks, o.timeout
+	res, err := un.Run(name)
+	if err != nil {
+		return fmt.Errorf("the pair is removed, but uninstalling release %s/%s failed (run helm uninstall %s -n %s): %w", o.namespace, name, name, o.namespace, err)
+	}
+	fmt.Fprintf(out, "HelmRelease, OCIRepository %s/%s, Secret %s and the CLI guard removed; release %s/%s uninstalled", o.namespace, name, secret, o.namespace, name)
+	if res != nil && res.Info != "" {
+		fmt.Fprintf(out, " (%s)", strings.TrimSpace(res.Info))
+	}
+	fmt.Fprintln(out, ": nothing will install it again")
+	return nil
+}
+
+// removePair suspends the HelmRelease, then deletes it, its OCIRepository, the values Secret
+// and the CLI guard, waiting for each to be gone; it returns the values Secret's name.
+func (o *selfOptions) removePair(ctx context.Context, c *selfClients, name string) (string, error) {
+	hrs := c.dynamic.Resource(helmReleasesGVR).Namespace(o.namespace)
+	hr, err := hrs.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("no HelmRelease %s/%s: the CLI owns the release already", o.namespace, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	secret := valuesSecretOf(hr, name)
+	// Suspended first: helm-controller does not uninstall a suspended HelmRelease it deletes.
+	if _, err := hrs.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
+		return "", fmt.Errorf("suspend HelmRelease %s/%s: %w", o.namespace, name, err)
+	}
+	if err := hrs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete HelmRelease %s/%s: %w", o.namespace, name, err)
+	}
+	if err := o.waitGone(ctx, c, helmReleasesGVR, name, "helm-controller"); err != nil {
+		return "", err
+	}
+	if err := c.dynamic.Resource(ociRepositoriesGVR).Namespace(o.namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete OCIRepository %s/%s: %w", o.namespace, name, err)
+	}
+	if err := o.waitGone(ctx, c, ociRepositoriesGVR, name, "source-controller"); err != nil {
+		return "", err
+	}
+	if err := c.kube.CoreV1().Secrets(o.namespace).Delete(ctx, secret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete values Secret %s/%s: %w", o.namespace, secret, err)
+	}
+	// The CLI guard goes last: until the pair is gone, helm-controller alone may write.
+	guard := transform.GuardName(o.namespace, name)
+	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s (the CLI guard): %w", guard, err)
+	}
+	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete ValidatingAdmissionPolicy %s (the CLI guard): %w", guard, err)
+	}
+	if err := o.waitGuardLifted(ctx, c, name); err != nil {
+		return "", err
+	}
+	return secret, nil
 }
