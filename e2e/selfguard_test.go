@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // deployerRBAC creates the ServiceAccount helm-controller impersonates for the self
@@ -125,4 +126,56 @@ func TestSelfGuard(t *testing.T) {
 	h.run(t, false, nil, "upgrade", "app", v100, "-n", ns, "--set", "greeting=back")
 	checkConfig(t, ns, "back", "1.0")
 	h.run(t, false, nil, "uninstall", "app", "-n", ns)
+}
+
+// TestSelfMoveExisting: a release installed by the CLI without the post-renderer is moved into
+// self-management by a later "helm upgrade ... --self" (the HelmRelease does not exist yet, so
+// it is rendered suspended), under Helm 3 and Helm 4: resume hands it to helm-controller in one
+// more revision with the values intact, and from then on the guard refuses the CLI's upgrades.
+func TestSelfMoveExisting(t *testing.T) {
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) {
+			h := clusterHelm(t, helmName)
+			postRenderer := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+			if helmName == "helm4" {
+				h.installPlugins(t)
+				postRenderer = []string{"--post-renderer", "drift-render"}
+			}
+			ns := cluster.Namespace(t)
+			ctx := context.Background()
+			deployerRBAC(t, ns, "app-deployer")
+			repo := "oci://" + cluster.Registry + "/selfmove-" + ns
+			v100 := packageSelfApp(t, h, "1.0.0", "1.0")
+			h.run(t, false, nil, "push", v100, repo, "--plain-http")
+			h.run(t, false, nil, "install", "app", v100, "-n", ns, "--set", "greeting=custom")
+
+			args := append([]string{"upgrade", "app", v100, "-n", ns, "--reuse-values"}, postRenderer...)
+			args = append(args, postRendererArgs("--self", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+				"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
+			h.run(t, false, nil, args...)
+			hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(ctx, "app", metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("no self HelmRelease after helm upgrade --self: %v", err)
+			}
+			if s, _, _ := unstructured.NestedBool(hr.Object, "spec", "suspend"); !s {
+				t.Fatalf("the self HelmRelease brought in by an upgrade is not suspended")
+			}
+			if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+				t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+			}
+			waitRevision(t, ns, 3, "helm-controller adopts the moved release (revisions: install, upgrade --self, adoption)")
+			checkConfig(t, ns, "custom", "1.0")
+			before := storageRevisions(t, ns, "app")
+			_, errOut := h.run(t, true, nil, "upgrade", "app", v100, "-n", ns, "--set", "greeting=from-the-cli")
+			if !strings.Contains(errOut, "helm drift self handback app -n "+ns) {
+				t.Errorf("the CLI upgrade after the move: not refused by the guard:\n%s", errOut)
+			}
+			if got := storageRevisions(t, ns, "app"); got != before {
+				t.Errorf("%d storage Secrets after the refused upgrade, want %d", got, before)
+			}
+			if out, errOut, err := selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+				t.Errorf("self uninstall: %v\n%s%s", err, out, errOut)
+			}
+		})
+	}
 }
