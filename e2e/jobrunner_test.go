@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,8 +23,9 @@ import (
 // one namespace's Jobs and runs each one's container command (helm-drift) once, as a local
 // process of the binary the plugin install built, with the container's env, under a token of
 // the Job's ServiceAccount obtained with the TokenRequest API, against the real API server: so
-// a resumer Job really runs, under its real RBAC. It records each run's exit code and output;
-// it does not write the Job's status (nothing here reads it).
+// a resumer Job really runs, under its real RBAC. It records each run's exit code and output,
+// and writes the Job's status as the Job controller would (Complete or Failed), so that Helm,
+// which waits for hook Jobs, sees them end.
 type jobRunner struct {
 	ns   string
 	dir  string
@@ -116,6 +118,38 @@ func (r *jobRunner) run(ctx context.Context, name string, spec corev1.PodSpec) {
 		}
 	}
 	record(code, out.String())
+	r.setStatus(ctx, name, code == 0)
+}
+
+// setStatus writes the end of the Job's run into its status, with the conditions the API
+// server's validation asks for (SuccessCriteriaMet before Complete, FailureTarget before
+// Failed).
+func (r *jobRunner) setStatus(ctx context.Context, name string, succeeded bool) {
+	jobs := cluster.Kube.BatchV1().Jobs(r.ns)
+	j, err := jobs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return // a hook Job Helm already deleted
+	}
+	now := metav1.Now()
+	j.Status.StartTime = &now
+	cond := func(t batchv1.JobConditionType) batchv1.JobCondition {
+		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now, LastProbeTime: now}
+	}
+	if succeeded {
+		j.Status.Succeeded = 1
+		j.Status.CompletionTime = &now
+		j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet), cond(batchv1.JobComplete)}
+	} else {
+		j.Status.Failed = 1
+		j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget), cond(batchv1.JobFailed)}
+	}
+	if _, err := jobs.UpdateStatus(ctx, j, metav1.UpdateOptions{}); err != nil {
+		r.mu.Lock()
+		run := r.runs[name]
+		run.out += "\njobRunner: status not written: " + err.Error()
+		r.runs[name] = run
+		r.mu.Unlock()
+	}
 }
 
 // wait returns the exit code and output of Job name's run, once it has ended.

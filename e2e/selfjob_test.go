@@ -40,6 +40,9 @@ func TestSelfJobBracket(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "revision 1 is deployed") || !strings.Contains(out, "resumed") {
 		t.Fatalf("the resumer Job: exit %d\n%s", code, out)
 	}
+	if strings.Contains(out, "status not written") {
+		t.Errorf("the Job runner could not write the Job's status:\n%s", out)
+	}
 	waitRevision(t, ns, 2, "helm-controller adopts the release after the resumer")
 	checkConfig(t, ns, "custom", "1.0")
 
