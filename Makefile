@@ -5,13 +5,21 @@ VERSION := $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' plugin
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT)
 
-.PHONY: all build tools test test-unit lint bench fuzz demo clean
+.PHONY: all build tools test test-unit lint bench fuzz demo image clean
 
 all: build
 
 ## build: bin/helm-drift from this source
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/helm-drift ./cmd/helm-drift
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/helm-drift ./cmd/helm-drift
+
+## image: the container image the self-management Jobs run (the static linux/amd64 helm-drift and
+## the machine's CA certificates on an empty base; no Docker, nothing downloaded), pushed to
+## IMAGE; INSECURE=1 for a plain-HTTP registry. Prints IMAGE@digest.
+IMAGE ?= 127.0.0.1:5000/helm-drift:v$(VERSION)
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS) -buildid=" -o bin/linux-amd64/helm-drift ./cmd/helm-drift
+	cd scripts/image && $(GO) run . -binary ../../bin/linux-amd64/helm-drift -ref $(IMAGE) $(if $(INSECURE),-insecure)
 
 ## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
 tools:

@@ -17,6 +17,6 @@ echo "helm-drift: building $out with $(go version | cut -d' ' -f3)..."
 version=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/plugin.yaml" | head -n1)
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 cd "$root"
-go build -trimpath -ldflags "-X github.com/helm-drift/helm-drift/internal/cli.version=v$version -X github.com/helm-drift/helm-drift/internal/cli.commit=$commit" -o "$out.tmp" ./cmd/helm-drift
+CGO_ENABLED=0 go build -trimpath -ldflags "-X github.com/helm-drift/helm-drift/internal/cli.version=v$version -X github.com/helm-drift/helm-drift/internal/cli.commit=$commit" -o "$out.tmp" ./cmd/helm-drift
 mv "$out.tmp" "$out"
 echo "helm-drift: installed $out"
