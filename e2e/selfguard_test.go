@@ -173,9 +173,22 @@ func TestSelfMoveExisting(t *testing.T) {
 			if got := storageRevisions(t, ns, "app"); got != before {
 				t.Errorf("%d storage Secrets after the refused upgrade, want %d", got, before)
 			}
-			if out, errOut, err := selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
-				t.Errorf("self uninstall: %v\n%s%s", err, out, errOut)
+			// Hand back; the CLI writes the release again. Under Helm 4 (server-side apply) the
+			// fields helm-controller applied are co-owned by its field manager: the first CLI
+			// upgrade that changes one conflicts, and --force-conflicts takes them over.
+			if out, errOut, err := selfBinary(t, "handback", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+				t.Fatalf("handback: %v\n%s%s", err, out, errOut)
 			}
+			back := []string{"upgrade", "app", v100, "-n", ns, "--set", "greeting=back"}
+			if helmName == "helm4" {
+				if _, errOut := h.run(t, true, nil, back...); !strings.Contains(errOut, "conflict") {
+					t.Errorf("helm 4: the first CLI upgrade after handback: want a field-manager conflict, got:\n%s", errOut)
+				}
+				back = append(back, "--force-conflicts")
+			}
+			h.run(t, false, nil, back...)
+			checkConfig(t, ns, "back", "1.0")
+			h.run(t, false, nil, "uninstall", "app", "-n", ns)
 		})
 	}
 }
