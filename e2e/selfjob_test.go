@@ -11,14 +11,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// selfJobInstall installs selfapp with --self --self-bracket job (the detached resumer) under
-// Helm 3, with extra helm install flags.
+// selfJobInstall installs selfapp with --self --self-bracket job (the detached resumer), with
+// extra helm install flags: under Helm 3 through the binary, under Helm 4 through the
+// drift-render post-renderer plugin.
 func selfJobInstall(t *testing.T, h *helmCLI, ns, timeout string, wantErr bool, helmFlags ...string) string {
 	t.Helper()
 	repo := "oci://" + cluster.Registry + "/selfjob-" + ns
 	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
 	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
-	args := append([]string{"install", "app", tgz, "-n", ns, "--set", "greeting=custom", "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}, helmFlags...)
+	postRenderer := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	if h.name == "helm4" {
+		h.installPlugins(t)
+		postRenderer = []string{"--post-renderer", "drift-render"}
+	}
+	args := append(append([]string{"install", "app", tgz, "-n", ns, "--set", "greeting=custom"}, postRenderer...), helmFlags...)
 	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
 		"--self-bracket=job", "--self-hook-image=registry.example.internal/helm-drift:test", "--self-resumer-timeout="+timeout,
 		"--kubeconfig="+cluster.Kubeconfig, selfSharedIdentity)...)
@@ -26,12 +32,18 @@ func selfJobInstall(t *testing.T, h *helmCLI, ns, timeout string, wantErr bool, 
 	return errOut
 }
 
-// TestSelfJobBracket: under Helm 3 the bracket ends by itself. The detached resumer Job, run
+// TestSelfJobBracket: under Helm 3 and Helm 4 the bracket ends by itself. The detached resumer Job, run
 // for real under its own ServiceAccount, waits until the revision is deployed, then writes the
 // values Secret and resumes the HelmRelease: helm-controller adopts the release in exactly one
 // more revision, and no revision is ever marked failed.
 func TestSelfJobBracket(t *testing.T) {
-	h := clusterHelm(t, "helm3")
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) { selfJobBracket(t, helmName) })
+	}
+}
+
+func selfJobBracket(t *testing.T, helmName string) {
+	h := clusterHelm(t, helmName)
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
 	runner := startJobRunner(t, ns)
