@@ -44,6 +44,7 @@ const diffUsage = `Compares what a release should be with the live cluster, fiel
 
 Usage:
   helm drift diff upgrade RELEASE CHART [-f values.yaml] [--set k=v] [--version V] [flags]
+  helm drift diff upgrade [diff flags] -- RELEASE CHART [the deploy's helm upgrade flags]
   helm drift diff release RELEASE [flags]
   helm drift diff release --all [-A] [flags]
 
@@ -68,6 +69,13 @@ client-side (Helm 3's three-way merge; a two-way merge for custom resources) or 
 it). "pending deletion" marks a field of the last release that the new render drops; "TO
 PRUNE" an object it drops (unless helm.sh/resource-policy: keep); "inert" a field that
 changes nothing in the pod (initialDelaySeconds beside a startupProbe).
+"diff upgrade" takes helm upgrade's flags, so a deploy's command line can be copied: after
+"--", the deploy's own argument list is parsed as helm upgrade parses it (only helm upgrade's
+flags there; diff's own, such as -o or --normalize, go before "--"). Flags that change how or
+how long Helm applies, records or waits, not what it renders, are accepted and ignored:
+--description, --wait, --wait-for-jobs, --timeout, --atomic, --rollback-on-failure,
+--cleanup-on-fail, --create-namespace, --no-hooks, --hide-notes, --render-subchart-notes,
+--skip-crds, --disable-openapi-validation, --history-max, --labels.
 "diff upgrade" renders twice: a field on which the two renders disagree (a random password,
 a timestamp) is flagged "unstable" and not counted as drift (--count-unstable counts it).
 
@@ -127,6 +135,9 @@ type diffOptions struct {
 	enableDNS        bool
 	countUnstable    bool
 	engine           string
+	skipSchema       bool
+	takeOwnership    bool
+	ignored          ignoredFlags
 	registry         registryOptions
 }
 
@@ -154,6 +165,10 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.valueOpts.StringValues, "set-string", nil, "diff upgrade: key=value as a string; repeatable")
 	fs.StringArrayVar(&o.valueOpts.JSONValues, "set-json", nil, "diff upgrade: key=JSON value; repeatable")
 	fs.StringArrayVar(&o.valueOpts.FileValues, "set-file", nil, "diff upgrade: key=path, the value read from the file; repeatable")
+	fs.StringArrayVar(&o.valueOpts.LiteralValues, "set-literal", nil, "diff upgrade: key=value, the value taken literally (no commas, escapes or types), as helm upgrade --set-literal; repeatable")
+	fs.BoolVar(&o.skipSchema, "skip-schema-validation", false, "diff upgrade: do not validate the values against the chart's values.schema.json, as helm upgrade --skip-schema-validation")
+	fs.BoolVar(&o.takeOwnership, "take-ownership", false, "diff upgrade: render as helm upgrade --take-ownership, which adopts objects another release or nobody owns instead of refusing them")
+	o.bindIgnored(fs)
 	fs.StringVar(&o.version, "version", "", "diff upgrade: chart version constraint, as helm upgrade --version")
 	fs.StringVar(&o.repo, "repo", "", "diff upgrade: chart repository URL")
 	fs.BoolVar(&o.devel, "devel", false, "diff upgrade: consider development versions too")
@@ -178,10 +193,8 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 }
 
 func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
-	var o diffOptions
-	fs := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	o.BindFlags(fs)
-	if code, done := parseFlags(fs, diffUsage, args, out, errOut); done {
+	o, fs, code, done := parseDiff(args, out, errOut)
+	if done {
 		return code
 	}
 	if err := o.validate(fs); err != nil {
@@ -267,12 +280,74 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	if fs.Arg(0) == "release" {
 		// The flags whose help starts "diff upgrade:" say how to render the chart.
 		fs.Visit(func(f *pflag.Flag) {
-			if misplaced == nil && strings.HasPrefix(f.Usage, "diff upgrade:") {
+			if misplaced == nil && (strings.HasPrefix(f.Usage, "diff upgrade:") || strings.HasPrefix(f.Usage, ignoredUsage)) {
 				misplaced = fmt.Errorf("--%s goes with \"diff upgrade\": \"diff release\" compares the stored manifest", f.Name)
 			}
 		})
 	}
 	return misplaced
+}
+
+// parseDiff parses diff's arguments: flags and positional ones, and, after "--", a deploy's
+// helm upgrade argument list. done is set when the run ends here, with code.
+func parseDiff(args []string, out, errOut io.Writer) (o *diffOptions, fs *pflag.FlagSet, code int, done bool) {
+	o = &diffOptions{}
+	fs = pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	o.BindFlags(fs)
+	deploy, hasDeploy := deployArgs(args)
+	if hasDeploy {
+		args = args[:len(args)-len(deploy)-1]
+	}
+	if code, done := parseFlags(fs, diffUsage, args, out, errOut); done {
+		return o, fs, code, true
+	}
+	if !hasDeploy {
+		return o, fs, ExitOK, false
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "upgrade" {
+		fmt.Fprintf(errOut, "helm-drift diff: \"--\" goes after \"diff upgrade\" and its diff flags: helm drift diff upgrade [flags] -- RELEASE CHART [helm upgrade flags]\n")
+		return o, fs, ExitError, true
+	}
+	// The deploy's own argument list, parsed as helm upgrade parses it: only helm upgrade's
+	// flags, bound to the same options.
+	up := upgradeFlagSet(fs)
+	if code, done := parseFlags(up, diffUsage, deploy, out, errOut); done {
+		return o, fs, code, true
+	}
+	if up.NArg() != 2 {
+		fmt.Fprintf(errOut, "helm-drift diff: after \"--\" want helm upgrade's arguments: RELEASE CHART [flags], got %d positional arguments\n", up.NArg())
+		return o, fs, ExitError, true
+	}
+	if err := fs.Parse(append([]string{"upgrade"}, up.Args()...)); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return o, fs, ExitError, true
+	}
+	return o, fs, ExitOK, false
+}
+
+// deployArgs returns what follows the first "--" of args: a deploy's helm upgrade arguments.
+func deployArgs(args []string) ([]string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			return args[i+1:], true
+		}
+	}
+	return nil, false
+}
+
+// upgradeFlagSet holds the flags of fs that helm upgrade has too (those that say how to render
+// the chart, the ignored ones, the namespace and the cluster), sharing their values, for the
+// argument list after "--".
+func upgradeFlagSet(fs *pflag.FlagSet) *pflag.FlagSet {
+	up := pflag.NewFlagSet("diff", pflag.ContinueOnError)
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch {
+		case strings.HasPrefix(f.Usage, "diff upgrade:"), strings.HasPrefix(f.Usage, ignoredUsage),
+			f.Name == "namespace", f.Name == "kubeconfig", f.Name == "kube-context":
+			up.AddFlag(f)
+		}
+	})
+	return up
 }
 
 // colour reports whether the table may use colour: out is a terminal and NO_COLOR is unset.
@@ -402,6 +477,7 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	}
 	up.EnableDNS = o.enableDNS
 	up.DisableOpenAPIValidation = true
+	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, o.takeOwnership
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
 	r := o.registry

@@ -110,6 +110,7 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 	}
 	up.EnableDNS = o.enableDNS
 	up.DisableOpenAPIValidation = true
+	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, o.takeOwnership
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
 	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestParseDiffDeployArgs: a deploy's helm upgrade argument list after "--" reaches the same
+// options as the flags given directly; flags that change nothing diff measures are accepted;
+// diff's own flags are refused after "--"; "diff release" refuses upgrade flags.
+func TestParseDiffDeployArgs(t *testing.T) {
+	deploy := []string{"app", "./chart", "-n", "shop", "--set", "a=1", "--set-literal", "b=x,y", "--skip-schema-validation",
+		"--take-ownership", "--wait", "--wait-for-jobs", "--timeout", "10m", "--atomic", "--description", "release 42", "--history-max", "3",
+		"--create-namespace", "--labels", "team=web"}
+	type got struct {
+		Args                []string
+		Namespace           string
+		Set, Literal        []string
+		SkipSchema, TakeOwn bool
+		Output              string
+	}
+	read := func(o *diffOptions, args []string) got {
+		return got{args, o.namespace, o.valueOpts.Values, o.valueOpts.LiteralValues, o.skipSchema, o.takeOwnership, o.output}
+	}
+	for name, args := range map[string][]string{
+		"direct":   append([]string{"upgrade", "-o", "json"}, deploy...),
+		"after --": append([]string{"upgrade", "-o", "json", "--"}, deploy...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			o, fs, code, done := parseDiff(args, &out, &errOut)
+			if done {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if err := o.validate(fs); err != nil {
+				t.Fatal(err)
+			}
+			want := got{[]string{"upgrade", "app", "./chart"}, "shop", []string{"a=1"}, []string{"b=x,y"}, true, true, "json"}
+			if diff := cmp.Diff(want, read(o, fs.Args())); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"diff flag after --":           {[]string{"upgrade", "--", "app", "./chart", "--normalize", "offline"}, "unknown flag: --normalize"},
+		"-- without upgrade":           {[]string{"release", "--", "app", "./chart"}, `"--" goes after "diff upgrade"`},
+		"-- with one argument":         {[]string{"upgrade", "--", "app"}, "want helm upgrade's arguments: RELEASE CHART"},
+		"release with an upgrade flag": {[]string{"release", "app", "--wait"}, `--wait goes with "diff upgrade"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			o, fs, _, done := parseDiff(tc.args, &out, &errOut)
+			msg := errOut.String()
+			if !done {
+				if err := o.validate(fs); err != nil {
+					msg = err.Error()
+				}
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("%v: %q, want it to say %q", tc.args, msg, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// ignoredUsage starts the help of the helm upgrade flags diff accepts and ignores: they change
+// how or how long Helm applies, records or waits, not what it renders or what diff measures,
+// so that a deploy's command line can be copied as it is.
+const ignoredUsage = "accepted as helm upgrade takes it; changes nothing diff measures"
+
+// ignoredFlags are the values of those flags (kept only so that they parse as Helm's do).
+type ignoredFlags struct {
+	description                                                 string
+	wait, waitForJobs, atomic, rollbackOnFailure, cleanupOnFail bool
+	createNamespace, noHooks, hideNotes, subNotes, skipCRDs     bool
+	disableOpenAPI                                              bool
+	timeout                                                     time.Duration
+	historyMax                                                  int
+	labels                                                      map[string]string
+}
+
+// bindIgnored registers them, hidden from the flag list (the usage text names them).
+func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
+	g := &o.ignored
+	u := ignoredUsage
+	fs.StringVar(&g.description, "description", "", u)
+	fs.BoolVar(&g.wait, "wait", false, u)
+	fs.BoolVar(&g.waitForJobs, "wait-for-jobs", false, u)
+	fs.BoolVar(&g.atomic, "atomic", false, u)
+	fs.BoolVar(&g.rollbackOnFailure, "rollback-on-failure", false, u)
+	fs.BoolVar(&g.cleanupOnFail, "cleanup-on-fail", false, u)
+	fs.BoolVar(&g.createNamespace, "create-namespace", false, u)
+	fs.BoolVar(&g.noHooks, "no-hooks", false, u+" (diff compares no hook)")
+	fs.BoolVar(&g.hideNotes, "hide-notes", false, u)
+	fs.BoolVar(&g.subNotes, "render-subchart-notes", false, u)
+	fs.BoolVar(&g.skipCRDs, "skip-crds", false, u+" (helm upgrade installs no CRD of crds/ anyway)")
+	fs.BoolVar(&g.disableOpenAPI, "disable-openapi-validation", false, u+" (diff never validates against the OpenAPI schema)")
+	fs.DurationVar(&g.timeout, "timeout", 5*time.Minute, u)
+	fs.IntVar(&g.historyMax, "history-max", 10, u)
+	fs.StringToStringVar(&g.labels, "labels", nil, u+" (labels of the release record, not of its objects)")
+	for _, n := range []string{"description", "wait", "wait-for-jobs", "atomic", "rollback-on-failure", "cleanup-on-fail", "create-namespace",
+		"no-hooks", "hide-notes", "render-subchart-notes", "skip-crds", "disable-openapi-validation", "timeout", "history-max", "labels"} {
+		_ = fs.MarkHidden(n)
+	}
+}
