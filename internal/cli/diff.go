@@ -21,7 +21,6 @@ import (
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/getter"
-	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -103,8 +102,9 @@ README), markdown, counts (numbers only: no field, key or value, for public CI l
 An object it cannot read (its kind forbidden or failing, its dry-run refused) fails that
 object, not the run: the report shows the others and lists it under COULD NOT MEASURE.
 
-Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion or an object to
-prune); 3 could not measure (an object or kind unreadable, the API unreachable: never
+Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion or an object the
+upgrade would delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed
+under TO PRUNE but is no drift on its own); 3 could not measure (an object or kind unreadable, the API unreachable: never
 reported as clean); 1 usage or other error (no such release, chart or values file).
 `
 
@@ -172,7 +172,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.version, "version", "", "diff upgrade: chart version constraint, as helm upgrade --version")
 	fs.StringVar(&o.repo, "repo", "", "diff upgrade: chart repository URL")
 	fs.BoolVar(&o.devel, "devel", false, "diff upgrade: consider development versions too")
-	fs.StringVar(&o.postRenderer, "post-renderer", "", "diff upgrade: post-renderer executable, as helm upgrade --post-renderer")
+	fs.StringVar(&o.postRenderer, "post-renderer", "", "diff upgrade: the post-renderer, as helm upgrade --post-renderer takes it: a path to an executable (Helm 3), or the name of a Helm 4 postrenderer/v1 plugin (else of an executable on PATH)")
 	fs.StringArrayVar(&o.postRendererArgs, "post-renderer-args", nil, "diff upgrade: an argument to the post-renderer; repeatable")
 	fs.BoolVar(&o.reuseValues, "reuse-values", false, "diff upgrade: as helm upgrade --reuse-values")
 	fs.BoolVar(&o.resetValues, "reset-values", false, "diff upgrade: as helm upgrade --reset-values")
@@ -484,9 +484,9 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
 	if o.postRenderer != "" {
-		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
+		pr, err := o.resolvePostRenderer()
 		if err != nil {
-			return "", "", inputError{fmt.Errorf("--post-renderer: %w", err)}
+			return "", "", err
 		}
 		up.PostRenderer = pr
 	}

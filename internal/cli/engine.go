@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/postrender"
 	action4 "helm.sh/helm/v4/pkg/action"
@@ -13,6 +16,7 @@ import (
 	helmcli4 "helm.sh/helm/v4/pkg/cli"
 	values4 "helm.sh/helm/v4/pkg/cli/values"
 	getter4 "helm.sh/helm/v4/pkg/getter"
+	postrenderer4 "helm.sh/helm/v4/pkg/postrenderer"
 	registry4 "helm.sh/helm/v4/pkg/registry"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 
@@ -116,10 +120,9 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
 	if o.postRenderer != "" {
-		// An executable, as Helm 3 takes it; its Run has the signature of Helm 4's interface.
-		pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
+		pr, err := o.resolvePostRenderer()
 		if err != nil {
-			return "", "", inputError{fmt.Errorf("--post-renderer: %w", err)}
+			return "", "", err
 		}
 		up.PostRenderer = pr
 	}
@@ -150,6 +153,29 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 		out[i] = rel.Manifest
 	}
 	return out[0], out[1], nil
+}
+
+// resolvePostRenderer resolves --post-renderer as the two Helms do: a path (it holds a path
+// separator) is an executable, as Helm 3 takes it; a name is a Helm 4 postrenderer/v1 plugin
+// of that name in Helm 4's plugins directory (HELM_PLUGINS, else HELM_DATA_HOME/plugins), run
+// with its runtime config and --post-renderer-args, as Helm 4 runs it; a name no such plugin
+// has is an executable on PATH, as Helm 3 finds it. Both kinds have Run(*bytes.Buffer), the
+// interface either SDK takes.
+func (o *diffOptions) resolvePostRenderer() (postrender.PostRenderer, error) {
+	if !strings.ContainsRune(o.postRenderer, filepath.Separator) {
+		pr, perr := postrenderer4.NewPostRendererPlugin(helmcli4.New(), o.postRenderer, o.postRendererArgs...)
+		if perr == nil {
+			return pr, nil
+		}
+		if _, err := exec.LookPath(o.postRenderer); err != nil {
+			return nil, inputError{fmt.Errorf("--post-renderer %s: neither a Helm 4 post-renderer plugin (%v) nor an executable on PATH", o.postRenderer, perr)}
+		}
+	}
+	pr, err := postrender.NewExec(o.postRenderer, o.postRendererArgs...)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--post-renderer: %w", err)}
+	}
+	return pr, nil
 }
 
 // moduleVersion is the version of a module this binary was built with.

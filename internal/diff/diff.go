@@ -154,9 +154,19 @@ type Prune struct {
 // Measured reports whether every object could be measured.
 func (r *Report) Measured() bool { return r.Unmeasured == 0 }
 
-// Drift reports whether the report shows any drift (or an object to prune).
+// Drift reports whether the report shows any drift, or an object an upgrade would really
+// delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed but is no
+// change on its own.
 func (r *Report) Drift() bool {
-	return r.Divergences > 0 || r.PendingDeletions > 0 || len(r.Prune) > 0
+	if r.Divergences > 0 || r.PendingDeletions > 0 {
+		return true
+	}
+	for _, p := range r.Prune {
+		if p.Live && !p.Keep {
+			return true
+		}
+	}
+	return false
 }
 
 // Run measures in against the cluster. An object or kind it cannot read fails that object, not

@@ -82,3 +82,23 @@ func TestColour(t *testing.T) {
 		t.Errorf("coloured table does not line up with the plain one:\n%s\n%s", stripped, plain.String())
 	}
 }
+
+// TestDrift: an object to prune is drift only when an upgrade would delete it: kept by
+// helm.sh/resource-policy: keep, or already gone, it is listed but changes nothing.
+func TestDrift(t *testing.T) {
+	for name, tc := range map[string]struct {
+		rep  Report
+		want bool
+	}{
+		"clean":              {Report{}, false},
+		"a divergence":       {Report{Divergences: 1}, true},
+		"a pending deletion": {Report{PendingDeletions: 1}, true},
+		"prune, live":        {Report{Prune: []Prune{{Object: "ConfigMap a/b", Live: true}}}, true},
+		"prune, kept":        {Report{Prune: []Prune{{Object: "ConfigMap a/b", Live: true, Keep: true}}}, false},
+		"prune, gone":        {Report{Prune: []Prune{{Object: "ConfigMap a/b"}}}, false},
+	} {
+		if got := tc.rep.Drift(); got != tc.want {
+			t.Errorf("%s: Drift() = %v, want %v", name, got, tc.want)
+		}
+	}
+}
