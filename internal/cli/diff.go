@@ -67,7 +67,9 @@ client-side (Helm 3's three-way merge; a two-way merge for custom resources) or 
 (Helm 4: a field another manager owns conflicts; a dropped field goes only if Helm alone owns
 it). "pending deletion" marks a field of the last release that the new render drops; "TO
 PRUNE" an object it drops (unless helm.sh/resource-policy: keep); "inert" a field that
-changes nothing in the pod (initialDelaySeconds beside a startupProbe).
+changes nothing in the pod (initialDelaySeconds beside a startupProbe). A SHADOWS row says,
+from the new render, whether the upgrade keeps the inline entry, removes it (the new render
+drops an entry the last release stated) or introduces it (a shadow only the new render has).
 "diff upgrade" takes helm upgrade's flags, so a deploy's command line can be copied: after
 "--", the deploy's own argument list is parsed as helm upgrade parses it (only helm upgrade's
 flags there; diff's own, such as -o or --normalize, go before "--"). Flags that change how or

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -49,20 +50,15 @@ type source struct {
 	ok   bool
 }
 
-// shadowRows finds inline env entries of the live workload that hide envFrom keys, reading
-// the ConfigMaps and Secrets it names. Values are compared here and never leave.
-func (m *measure) shadowRows(ctx context.Context, kind string, obj map[string]any, namespace string) ([]Row, error) {
+// shadowRows finds inline env entries that hide envFrom keys, reading the ConfigMaps and
+// Secrets they name (values are compared here and never leave), and says what the upgrade to
+// desired does to each: a shadow of the live workload is kept while the new render still
+// states the inline entry, or while the entry is not the chart's (added out of band), and
+// removed when the new render drops an entry the last release stated; a shadow only the new
+// render has is one the upgrade introduces. prev is the last release's object (nil: none).
+func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired, prev map[string]any, namespace string) ([]Row, error) {
 	path := drift.PodSpecPath(kind)
 	if path == nil {
-		return nil, nil
-	}
-	var cur any = obj
-	for _, p := range path {
-		mm, _ := cur.(map[string]any)
-		cur = mm[p]
-	}
-	podSpec, _ := cur.(map[string]any)
-	if podSpec == nil {
 		return nil, nil
 	}
 	var readErr error
@@ -73,16 +69,58 @@ func (m *measure) shadowRows(ctx context.Context, kind string, obj map[string]an
 		}
 		return s.data, s.ok
 	}
-	var rows []Row
-	for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), read) {
-		row := Row{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret, Why: "kept: an upgrade does not change which source wins"}
+	find := func(obj map[string]any) map[string]drift.Shadow {
+		out := map[string]drift.Shadow{}
+		if podSpec := podSpecOf(obj, path); podSpec != nil {
+			for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), read) {
+				out[sh.Path] = sh
+			}
+		}
+		return out
+	}
+	live, next, last := find(cluster), find(desired), map[string]drift.Shadow{}
+	if prev != nil {
+		last = find(prev)
+	}
+	row := func(sh drift.Shadow, resolved bool, why string) Row {
+		r := Row{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret, Resolved: resolved, Why: why}
 		if sh.Known {
 			agree := sh.Agree
-			row.Agree = &agree
+			r.Agree = &agree
 		}
-		rows = append(rows, row)
+		return r
 	}
+	var rows []Row
+	for _, sh := range live {
+		_, stated := next[sh.Path]
+		_, wasStated := last[sh.Path]
+		switch {
+		case stated:
+			rows = append(rows, row(sh, false, "kept: the new render still states the inline entry"))
+		case wasStated:
+			rows = append(rows, row(sh, true, "removed: the new render drops the inline entry, so the envFrom value applies"))
+		default:
+			rows = append(rows, row(sh, false, "kept: the inline entry is not the chart's (added out of band)"))
+		}
+	}
+	for p, sh := range next {
+		if _, ok := live[p]; !ok {
+			rows = append(rows, row(sh, false, "introduced: the new render adds an inline entry that hides the envFrom key"))
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Path < rows[j].Path })
 	return rows, readErr
+}
+
+// podSpecOf is the pod spec at path in obj; nil where there is none.
+func podSpecOf(obj map[string]any, path []string) map[string]any {
+	var cur any = obj
+	for _, p := range path {
+		mm, _ := cur.(map[string]any)
+		cur = mm[p]
+	}
+	podSpec, _ := cur.(map[string]any)
+	return podSpec
 }
 
 // source reads a ConfigMap's or Secret's data: from the release's LIST of that kind when there
