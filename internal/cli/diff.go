@@ -139,6 +139,9 @@ type diffOptions struct {
 	engine           string
 	skipSchema       bool
 	takeOwnership    bool
+	serverSide       string
+	forceConflicts   bool
+	force            bool
 	ignored          ignoredFlags
 	registry         registryOptions
 }
@@ -170,6 +173,10 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.valueOpts.LiteralValues, "set-literal", nil, "diff upgrade: key=value, the value taken literally (no commas, escapes or types), as helm upgrade --set-literal; repeatable")
 	fs.BoolVar(&o.skipSchema, "skip-schema-validation", false, "diff upgrade: do not validate the values against the chart's values.schema.json, as helm upgrade --skip-schema-validation")
 	fs.BoolVar(&o.takeOwnership, "take-ownership", false, "diff upgrade: render as helm upgrade --take-ownership, which adopts objects another release or nobody owns instead of refusing them")
+	fs.StringVar(&o.serverSide, "server-side", "auto", "diff upgrade: Helm 4's apply method: true (server-side apply), false (client-side), auto (as the release was written); the predictions follow it")
+	fs.BoolVar(&o.forceConflicts, "force-conflicts", false, "diff upgrade: as Helm 4's helm upgrade --force-conflicts: a server-side apply takes fields other managers own; the predictions follow it")
+	fs.BoolVar(&o.force, "force", false, "diff upgrade: as helm upgrade --force (Helm 3) / --force-replace (Helm 4): objects are replaced, so every row is resolved")
+	fs.BoolVar(&o.force, "force-replace", false, "diff upgrade: the Helm 4 name of --force")
 	o.bindIgnored(fs)
 	fs.StringVar(&o.version, "version", "", "diff upgrade: chart version constraint, as helm upgrade --version")
 	fs.StringVar(&o.repo, "repo", "", "diff upgrade: chart repository URL")
@@ -259,6 +266,12 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	}
 	if o.normalize != diff.Server && o.normalize != diff.Offline && o.normalize != diff.Auto {
 		return fmt.Errorf("--normalize %q: want server, offline or auto", o.normalize)
+	}
+	if o.force && o.forceConflicts {
+		return errors.New("--force (--force-replace) and --force-conflicts cannot go together, as in helm upgrade")
+	}
+	if o.serverSide != "auto" && o.serverSide != "true" && o.serverSide != "false" {
+		return fmt.Errorf("--server-side %q: want true, false or auto", o.serverSide)
 	}
 	if o.workers < 1 || o.workers > 64 {
 		return fmt.Errorf("--concurrency %d: want 1 to 64", o.workers)
@@ -459,7 +472,19 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	}
 	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: first,
 		Previous: last.Manifest, Rerender: second, CountUnstable: o.countUnstable, Engine: eng.String(),
+		Apply: o.applyOverride(), ForceConflicts: o.forceConflicts, ForceReplace: o.force,
 		Rules: rules, Normalize: o.normalize, Workers: o.workers})
+}
+
+// applyOverride maps --server-side onto how the upgrade writes the objects ("" for auto).
+func (o *diffOptions) applyOverride() string {
+	switch o.serverSide {
+	case "true":
+		return diff.ApplyServerSide
+	case "false":
+		return diff.ApplyClientSide
+	}
+	return ""
 }
 
 // renderUpgrade3 renders the upgrade twice with the Helm 3 SDK.

@@ -37,6 +37,12 @@ const (
 	Auto = "auto"
 )
 
+// How an upgrade writes the objects, for Input.Apply and Report.Apply.
+const (
+	ApplyServerSide = "server-side"
+	ApplyClientSide = "client-side"
+)
+
 // Input is one measurement.
 type Input struct {
 	Release, Namespace string
@@ -52,6 +58,12 @@ type Input struct {
 	CountUnstable bool
 	// Engine says which Helm SDK rendered Desired, and why ("" for a stored manifest).
 	Engine string
+	// Apply overrides how the upgrade writes the objects (ApplyServerSide, ApplyClientSide;
+	// "": as the live objects' managedFields say Helm wrote them).
+	Apply string
+	// ForceConflicts: the upgrade applies with --force-conflicts; ForceReplace: with --force
+	// (Helm 3) or --force-replace (Helm 4), replacing objects.
+	ForceConflicts, ForceReplace bool
 	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
 	Rules []transform.IgnoreRule
 	// Normalize is Server, Offline or Auto.
@@ -243,7 +255,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	}
 	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
 		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
-		Apply: "client-side", Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
+		Apply: ApplyClientSide, Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
 		if t.live != nil {
@@ -276,7 +288,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 			rep.Unmeasured++
 		}
 		if targets[i].serverSide {
-			rep.Apply = "server-side"
+			rep.Apply = ApplyServerSide
 		}
 		for _, r := range o.Rows {
 			rep.Counts[r.Class]++

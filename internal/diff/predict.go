@@ -25,6 +25,9 @@ import (
 type predictor struct {
 	builtIn    bool
 	serverSide bool
+	// forceConflicts: the upgrade applies with --force-conflicts (it takes fields over);
+	// forceReplace: with --force (Helm 3) or --force-replace (Helm 4), it replaces objects.
+	forceConflicts, forceReplace bool
 	// helm is Helm's field manager (found by the release annotation it owns).
 	helm     ownership.Manager
 	managers []ownership.Manager
@@ -45,6 +48,13 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 		p.helm = h
 		p.serverSide = h.Operation == "Apply"
 	}
+	switch m.in.Apply {
+	case ApplyServerSide:
+		p.serverSide = true
+	case ApplyClientSide:
+		p.serverSide = false
+	}
+	p.forceConflicts, p.forceReplace = m.in.ForceConflicts, m.in.ForceReplace
 	if sd, ok := desired["stringData"].(map[string]any); ok && t.ob.Kind == "Secret" {
 		p.stringData = map[string]bool{}
 		for k := range sd {
@@ -91,6 +101,10 @@ func (p *predictor) predict(row *Row) {
 			others = nil
 		}
 	}
+	if p.forceReplace && row.Class != drift.Shadows {
+		row.Resolved, row.Why = true, "replaced: the upgrade replaces the object with the chart's (--force)"
+		return
+	}
 	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed) || aboveAny(row.Path, p.changed)
 	switch row.Class {
 	case drift.ChartOnly:
@@ -102,6 +116,8 @@ func (p *predictor) predict(row *Row) {
 		}
 	case drift.Differs:
 		switch {
+		case p.serverSide && len(others) > 0 && p.forceConflicts:
+			row.Resolved, row.Why = true, "resets it to the chart's value, taking it from "+strings.Join(others, ", ")+" (--force-conflicts)"
 		case p.serverSide && len(others) > 0:
 			row.Why = "conflict with " + strings.Join(others, ", ") + ": helm upgrade fails unless --force-conflicts"
 		case p.serverSide || p.builtIn || changedByChart:

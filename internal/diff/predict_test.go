@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"testing"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -101,28 +102,39 @@ func TestPredict(t *testing.T) {
 	last, _ := objectsOf(lastManifest, "last")
 	for _, tc := range []struct {
 		op   string
+		in   Input
 		want map[string]string // path → resolved + why
 	}{
-		{"Update", map[string]string{ // Helm 3: three-way merge
+		{"Update", Input{}, map[string]string{ // Helm 3: three-way merge
 			"spec.replicas":                                             "true resets it to the chart's value",
 			"spec.template.metadata.annotations.old":                    "true removes it (in the last release, not in the new render)",
 			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it (set by sidecar-injector)",
 		}},
-		{"Apply", map[string]string{ // Helm 4: server-side apply
+		{"Apply", Input{}, map[string]string{ // Helm 4: server-side apply
 			"spec.replicas":                                             "false conflict with kubectl-patch: helm upgrade fails unless --force-conflicts",
 			"spec.template.metadata.annotations.old":                    "true removes it (in the last release, not in the new render)",
 			"spec.template.spec.containers[name=web].env[name=X].value": "false kept: the chart does not state it (set by sidecar-injector)",
 		}},
+		{"Apply", Input{ForceConflicts: true}, map[string]string{ // --force-conflicts takes the field over
+			"spec.replicas": "true resets it to the chart's value, taking it from kubectl-patch (--force-conflicts)",
+		}},
+		{"Update", Input{ForceReplace: true}, map[string]string{ // --force replaces the object
+			"spec.replicas": "true replaced: the upgrade replaces the object with the chart's (--force)",
+			"spec.template.spec.containers[name=web].env[name=X].value": "true replaced: the upgrade replaces the object with the chart's (--force)",
+		}},
+		{"Update", Input{Apply: ApplyServerSide}, map[string]string{ // --server-side=true on a Helm 3 release
+			"spec.replicas": "false conflict with kubectl-patch: helm upgrade fails unless --force-conflicts",
+		}},
 	} {
-		t.Run(tc.op, func(t *testing.T) {
+		t.Run(tc.op+fmt.Sprintf("%+v", tc.in), func(t *testing.T) {
 			tg := &target{ob: desired[0], prev: &last[0], live: liveDeployment(t, tc.op)}
 			tg.id.Namespace = "apps"
 			tm := kyaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 			d, _ := desired[0].Decode()
 			chart := drift.Normalize(withNamespace(d, "apps"), "apps")
 			res := drift.Compare(tm, chart, drift.Normalize(tg.live, ""))
-			p := (&measure{}).predictor(tm, tg, withNamespace(d, "apps"))
-			if p.serverSide != (tc.op == "Apply") {
+			p := (&measure{in: tc.in}).predictor(tm, tg, withNamespace(d, "apps"))
+			if p.serverSide != (tc.op == "Apply" || tc.in.Apply == ApplyServerSide) {
 				t.Errorf("serverSide = %v", p.serverSide)
 			}
 			seen := 0
