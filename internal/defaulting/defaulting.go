@@ -61,16 +61,6 @@ var decoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
 // Version is the minor version of Kubernetes whose API server code this package runs.
 var Version = baseversion.DefaultKubeBinaryVersion
 
-// Known reports whether apiVersion/kind is a kind this package defaults as the API server does
-// (a built-in kind of the scheme).
-func Known(apiVersion, kind string) bool {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return false
-	}
-	return scheme.Recognizes(gv.WithKind(kind))
-}
-
 // BuiltIn returns obj (decoded JSON) as the API server would store and return it: decoded
 // into its typed struct, defaulted, converted to the internal version and back, defaulted
 // again (as a read from storage is), encoded. ok is false for a kind the scheme does not know.
