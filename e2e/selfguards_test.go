@@ -65,15 +65,12 @@ func TestSelfHooksRefusedUnderHelm3(t *testing.T) {
 	}
 }
 
-// TestSelfStatusReleaseGone: "helm uninstall" leaves the pair (helm.sh/resource-policy: keep);
-// with the HelmRelease active, "self status" warns that helm-controller will install the
-// release again and names the hand-back; "self handback" then removes the pair and says the
-// release stays uninstalled.
-func TestSelfStatusReleaseGone(t *testing.T) {
-	h := clusterHelm(t, "helm3")
-	ns := cluster.Namespace(t)
-	ctx := context.Background()
-	repo := "oci://" + cluster.Registry + "/selfgone-" + ns
+// selfAdopted installs selfapp as release app in ns with --self (Helm 3, the shared identity
+// as the guard's writer), ends the bracket with "self resume" and waits until helm-controller
+// has adopted it (revision 2).
+func selfAdopted(t *testing.T, h *helmCLI, ns string) {
+	t.Helper()
+	repo := "oci://" + cluster.Registry + "/selfapp-" + ns
 	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
 	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
 	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
@@ -84,6 +81,17 @@ func TestSelfStatusReleaseGone(t *testing.T) {
 		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
 	}
 	waitRevision(t, ns, 2, "helm-controller adopts the CLI release")
+}
+
+// TestSelfStatusReleaseGone: "helm uninstall" leaves the pair (helm.sh/resource-policy: keep);
+// with the HelmRelease active, "self status" warns that helm-controller will install the
+// release again and names the hand-back; "self handback" then removes the pair and says the
+// release stays uninstalled.
+func TestSelfStatusReleaseGone(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	selfAdopted(t, h, ns)
 
 	h.run(t, false, nil, "uninstall", "app", "-n", ns)
 	status, _, err := selfBinary(t, "status", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
@@ -108,17 +116,7 @@ func TestSelfUninstall(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
-	repo := "oci://" + cluster.Registry + "/selfuninstall-" + ns
-	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
-	h.run(t, false, nil, "push", tgz, repo, "--plain-http")
-	args := []string{"install", "app", tgz, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
-	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
-		"--kubeconfig="+cluster.Kubeconfig, selfSharedIdentity)...)
-	h.run(t, false, nil, args...)
-	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
-		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
-	}
-	waitRevision(t, ns, 2, "helm-controller adopts the CLI release")
+	selfAdopted(t, h, ns)
 
 	out, errOut, err := selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
 	if err != nil || !strings.Contains(out, "uninstalled") || !strings.Contains(out, "nothing will install it again") {
