@@ -472,13 +472,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		o.Rows = append(o.Rows, row)
 	}
 	t.serverSide = p.serverSide
-	var prevObj map[string]any
-	if t.prev != nil {
-		if d, err := t.prev.Decode(); err == nil {
-			prevObj = d
-		}
-	}
-	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, chart, prevObj, t.id.Namespace)
+	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, chart, p.prev, t.id.Namespace)
 	if err != nil {
 		return o, err
 	}

@@ -36,6 +36,9 @@ type predictor struct {
 	// the desired manifest sets to another value than the last one (or newly).
 	dropped, changed map[string]bool
 	hasPrevious      bool
+	// prev is the last release's object, decoded when its document differs from the desired
+	// one (nil otherwise: the two are the same).
+	prev map[string]any
 	// stringData are the Secret keys the chart writes as stringData: an apply writes them over
 	// data whoever owns data's key, so they never conflict.
 	stringData map[string]bool
@@ -72,6 +75,7 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 	if err != nil {
 		return p
 	}
+	p.prev = prev
 	ns := t.id.Namespace
 	res := drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {

@@ -55,7 +55,8 @@ type source struct {
 // desired does to each: a shadow of the live workload is kept while the new render still
 // states the inline entry, or while the entry is not the chart's (added out of band), and
 // removed when the new render drops an entry the last release stated; a shadow only the new
-// render has is one the upgrade introduces. prev is the last release's object (nil: none).
+// render has is one the upgrade introduces. prev is the last release's object where it differs
+// from desired (nil: none, or the same as desired).
 func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired, prev map[string]any, namespace string) ([]Row, error) {
 	path := drift.PodSpecPath(kind)
 	if path == nil {
@@ -78,7 +79,8 @@ func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired,
 		}
 		return out
 	}
-	live, next, last := find(cluster), find(desired), map[string]drift.Shadow{}
+	live, next := find(cluster), find(desired)
+	last := next // the last release's object is the desired one unless prev says otherwise
 	if prev != nil {
 		last = find(prev)
 	}
