@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // deployerRBAC creates the ServiceAccount helm-controller impersonates for the self
@@ -189,6 +190,103 @@ func TestSelfMoveExisting(t *testing.T) {
 			h.run(t, false, nil, back...)
 			checkConfig(t, ns, "back", "1.0")
 			h.run(t, false, nil, "uninstall", "app", "-n", ns)
+		})
+	}
+}
+
+// TestSelfUninstallRefused: with the guard and the release adopted by helm-controller (written
+// as its own ServiceAccount), a plain "helm uninstall" by the CLI user is refused before it
+// deletes anything, under Helm 3 and Helm 4: Helm prints the guard's warning naming "helm drift
+// self uninstall", the release stays deployed with all its revisions and objects, and deletes
+// that are not the release's pass. "self uninstall" then leaves nothing, and after a reconcile
+// window nothing is installed again.
+func TestSelfUninstallRefused(t *testing.T) {
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) {
+			h := clusterHelm(t, helmName)
+			postRenderer := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+			if helmName == "helm4" {
+				h.installPlugins(t)
+				postRenderer = []string{"--post-renderer", "drift-render"}
+			}
+			ns := cluster.Namespace(t)
+			ctx := context.Background()
+			kube := cluster.Kube
+			deployerRBAC(t, ns, "app-deployer")
+			repo := "oci://" + cluster.Registry + "/selfuninstall-" + ns
+			v100 := packageSelfApp(t, h, "1.0.0", "1.0")
+			h.run(t, false, nil, "push", v100, repo, "--plain-http")
+			args := append([]string{"install", "app", v100, "-n", ns, "--set", "greeting=custom"}, postRenderer...)
+			args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+				"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
+			h.run(t, false, nil, args...)
+			if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil {
+				t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+			}
+			waitRevision(t, ns, 2, "helm-controller, as app-deployer, adopts the release")
+
+			before := storageRevisions(t, ns, "app")
+			_, errOut := h.run(t, true, nil, "uninstall", "app", "-n", ns)
+			for _, want := range []string{"failed to delete release: app", "is managed by Flux", "helm drift self uninstall app -n " + ns} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("helm uninstall: the refusal lacks %q:\n%s", want, errOut)
+				}
+			}
+			if got := storageRevisions(t, ns, "app"); got != before {
+				t.Errorf("%d storage Secrets after the refused uninstall, want %d", got, before)
+			}
+			if st, _ := h.run(t, false, nil, "status", "app", "-n", ns); !strings.Contains(st, "STATUS: deployed") {
+				t.Errorf("the release is not deployed after the refused uninstall:\n%s", st)
+			}
+			checkConfig(t, ns, "custom", "1.0")
+			for _, kind := range []struct {
+				gvr  schema.GroupVersionResource
+				name string
+			}{{helmReleases, "app"}, {ociRepositories, "app"}} {
+				if _, err := cluster.Dynamic.Resource(kind.gvr).Namespace(ns).Get(ctx, kind.name, metav1.GetOptions{}); err != nil {
+					t.Errorf("%s %s after the refused uninstall: %v", kind.gvr.Resource, kind.name, err)
+				}
+			}
+			// What is not the release's is deleted as before, in the namespace and cluster-wide.
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-the-release"}}
+			if _, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("delete a ConfigMap that is not the release's: %v", err)
+			}
+			cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-not-the-release"}}
+			if _, err := kube.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := kube.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("delete a ClusterRole that is not the release's: %v", err)
+			}
+
+			out, errOut, err := selfBinary(t, "uninstall", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+			if err != nil || !strings.Contains(out, "nothing will install it again") {
+				t.Fatalf("self uninstall: %v\n%s%s", err, out, errOut)
+			}
+			time.Sleep(3 * time.Second) // a reconcile window: nothing may come back
+			if n := storageRevisions(t, ns, "app"); n != 0 {
+				t.Errorf("release recorded again: %d storage Secrets", n)
+			}
+			for _, gvr := range []schema.GroupVersionResource{helmReleases, ociRepositories} {
+				if _, err := cluster.Dynamic.Resource(gvr).Namespace(ns).Get(ctx, "app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("%s app left (%v)", gvr.Resource, err)
+				}
+			}
+			if _, err := kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "helm-drift-self."+ns+".app", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the CLI guard left (%v)", err)
+			}
+			if _, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("ConfigMap app-config left (%v)", err)
+			}
+			if secrets, _ := kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); len(secrets.Items) > 0 {
+				for _, s := range secrets.Items {
+					t.Errorf("Secret %s left", s.Name)
+				}
+			}
 		})
 	}
 }

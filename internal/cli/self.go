@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -22,6 +23,7 @@ import (
 	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -39,17 +41,18 @@ Usage:
       reconcile. A second run changes nothing.
   helm drift self status RELEASE [-n NAMESPACE]
       Who writes the release now: the CLI (no HelmRelease, or suspended), helm-controller, or
-      both (a warning); revision, chart version, range, last reconcile. A release uninstalled
-      with its pair left active is a warning: helm-controller will install it again.
+      both (a warning); revision, chart version, range, whether the CLI guard is on, last
+      reconcile. A release uninstalled with its pair left active is a warning: helm-controller
+      will install it again.
   helm drift self handback RELEASE [-n NAMESPACE]
-      Suspends the HelmRelease, then removes it, its OCIRepository, the values Secret and the
-      CLI guard (ValidatingAdmissionPolicy and binding), leaving the release installed and
-      owned by the CLI.
-
+      Suspends the HelmRelease, lifts the CLI guard (ValidatingAdmissionPolicy and bindings),
+      then removes the HelmRelease, its OCIRepository and the values Secret, leaving the
+      release installed and owned by the CLI.
   helm drift self uninstall RELEASE [-n NAMESPACE] [--no-hooks]
       Removes the pair, the values Secret and the CLI guard (as handback), then uninstalls the
-      release: "helm uninstall" alone leaves the pair (helm.sh/resource-policy: keep), and an
-      active HelmRelease would install the release again. Use it instead of helm uninstall.
+      release. Use it instead of helm uninstall: with the guard on, helm uninstall is refused
+      before it deletes anything; without it, helm uninstall leaves the pair
+      (helm.sh/resource-policy: keep), and an active HelmRelease installs the release again.
 `
 
 // waitGone waits until a deleted Flux object is gone (its controller removes its finalizer).
@@ -98,6 +101,36 @@ type selfClients struct {
 	helm    *action.Configuration
 	kube    kubernetes.Interface
 	dynamic dynamic.Interface
+	// probe asks whether the CLI guard is still enforced; its warnings are recorded, not
+	// printed (the guard's warning binding answers a dry-run too).
+	probe    kubernetes.Interface
+	warnings *guardWarnings
+}
+
+// guardWarnings records whether the API server sent a warning from the admission policy named
+// policy.
+type guardWarnings struct {
+	mu     sync.Mutex
+	policy string
+	seen   bool
+}
+
+// HandleWarningHeader implements rest.WarningHandler.
+func (w *guardWarnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.policy != "" && strings.Contains(text, "ValidatingAdmissionPolicy '"+w.policy+"'") {
+		w.seen = true
+	}
+}
+
+// take reports whether a policy warning came since the last call, and forgets it.
+func (w *guardWarnings) take() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := w.seen
+	w.seen = false
+	return seen
 }
 
 func (o *selfOptions) clients() (*selfClients, error) {
@@ -117,7 +150,14 @@ func (o *selfOptions) clients() (*selfClients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &selfClients{helm: cfg, kube: kc, dynamic: dc}, nil
+	warnings := &guardWarnings{}
+	prc := rest.CopyConfig(rc)
+	prc.WarningHandler = warnings
+	pc, err := kubernetes.NewForConfig(prc)
+	if err != nil {
+		return nil, err
+	}
+	return &selfClients{helm: cfg, kube: kc, dynamic: dc, probe: pc, warnings: warnings}, nil
 }
 
 func runSelf(args []string, in io.Reader, out, errOut io.Writer) int {
@@ -260,13 +300,17 @@ func (o *selfOptions) waitGuardLifted(ctx context.Context, c *selfClients, name 
 		ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + name + ".guard-probe", Labels: map[string]string{"name": name, "owner": "helm"}},
 		Type:       "helm.sh/release.v1",
 	}
+	c.warnings.mu.Lock()
+	c.warnings.policy = transform.GuardName(o.namespace, name)
+	c.warnings.mu.Unlock()
 	deadline := time.Now().Add(o.timeout)
 	for {
-		_, err := c.kube.CoreV1().Secrets(o.namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil || apierrors.IsAlreadyExists(err) {
+		_, err := c.probe.CoreV1().Secrets(o.namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		warned := c.warnings.take()
+		if (err == nil || apierrors.IsAlreadyExists(err)) && !warned {
 			return nil
 		}
-		if !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
+		if err != nil && !apierrors.IsAlreadyExists(err) && !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
 			return fmt.Errorf("check that the CLI guard is lifted (a dry-run create of a storage Secret of %s/%s): %w", o.namespace, name, err)
 		}
 		if time.Now().After(deadline) {
@@ -309,6 +353,15 @@ func (o *selfOptions) status(ctx context.Context, c *selfClients, name string, o
 		rng, _, _ := unstructured.NestedString(repo.Object, "spec", "ref", "semver")
 		url, _, _ := unstructured.NestedString(repo.Object, "spec", "url")
 		fmt.Fprintf(out, "source:    %s, range %s\n", url, rng)
+	}
+	guard := transform.GuardName(o.namespace, name)
+	switch _, err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, guard, metav1.GetOptions{}); {
+	case err == nil:
+		fmt.Fprintf(out, "guard:     on (ValidatingAdmissionPolicy %s): the Helm CLI may not upgrade, roll back or uninstall the release\n", guard)
+	case apierrors.IsNotFound(err):
+		fmt.Fprintf(out, "guard:     off: nothing keeps the Helm CLI from writing or uninstalling the release\n")
+	default:
+		fmt.Fprintf(out, "guard:     unknown: %v\n", err)
 	}
 	handled, _, _ := unstructured.NestedString(hr.Object, "status", "lastHandledReconcileAt")
 	fmt.Fprintf(out, "reconcile: last handled %s; Ready=%s\n", orNone(handled), conditionStatus(hr, "Ready"))
@@ -392,8 +445,9 @@ func (o *selfOptions) uninstall(ctx context.Context, c *selfClients, name string
 	return nil
 }
 
-// removePair suspends the HelmRelease, then deletes it, its OCIRepository, the values Secret
-// and the CLI guard, waiting for each to be gone; it returns the values Secret's name.
+// removePair suspends the HelmRelease, lifts the CLI guard, then deletes the HelmRelease, its
+// OCIRepository and the values Secret, waiting for each to be gone; it returns the values
+// Secret's name.
 func (o *selfOptions) removePair(ctx context.Context, c *selfClients, name string) (string, error) {
 	hrs := c.dynamic.Resource(helmReleasesGVR).Namespace(o.namespace)
 	hr, err := hrs.Get(ctx, name, metav1.GetOptions{})
@@ -407,6 +461,20 @@ func (o *selfOptions) removePair(ctx context.Context, c *selfClients, name strin
 	// Suspended first: helm-controller does not uninstall a suspended HelmRelease it deletes.
 	if _, err := hrs.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
 		return "", fmt.Errorf("suspend HelmRelease %s/%s: %w", o.namespace, name, err)
+	}
+	// Then the CLI guard, which refuses the CLI's deletes of the release's objects (the pair is
+	// one of them); with the HelmRelease suspended, nobody writes the release meanwhile.
+	guard := transform.GuardName(o.namespace, name)
+	for _, binding := range []string{guard, guard + ".warn"} {
+		if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, binding, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s (the CLI guard): %w", binding, err)
+		}
+	}
+	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("delete ValidatingAdmissionPolicy %s (the CLI guard): %w", guard, err)
+	}
+	if err := o.waitGuardLifted(ctx, c, name); err != nil {
+		return "", err
 	}
 	if err := hrs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("delete HelmRelease %s/%s: %w", o.namespace, name, err)
@@ -422,17 +490,6 @@ func (o *selfOptions) removePair(ctx context.Context, c *selfClients, name strin
 	}
 	if err := c.kube.CoreV1().Secrets(o.namespace).Delete(ctx, secret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("delete values Secret %s/%s: %w", o.namespace, secret, err)
-	}
-	// The CLI guard goes last: until the pair is gone, helm-controller alone may write.
-	guard := transform.GuardName(o.namespace, name)
-	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s (the CLI guard): %w", guard, err)
-	}
-	if err := c.kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("delete ValidatingAdmissionPolicy %s (the CLI guard): %w", guard, err)
-	}
-	if err := o.waitGuardLifted(ctx, c, name); err != nil {
-		return "", err
 	}
 	return secret, nil
 }
