@@ -46,6 +46,9 @@ Usage:
   helm drift diff upgrade [diff flags] -- RELEASE CHART [the deploy's helm upgrade flags]
   helm drift diff release RELEASE [flags]
   helm drift diff release --all [-A] [flags]
+  helm drift diff helmrelease NAME|NAMESPACE/NAME [flags]
+  helm drift diff helmrelease --all [-A] [flags]
+  helm drift diff helmrelease --file hr.yaml [--file ...] [NAME] [flags]
 
 "diff upgrade": desired is what "helm upgrade RELEASE CHART" with the same flags would install,
 rendered in-process with the Helm SDK (values reused as helm upgrade reuses them, the
@@ -53,6 +56,21 @@ post-renderer run, lookup calls answered by the cluster). "diff release": desire
 manifest Helm stored for the release's latest revision (what helm-controller's drift
 detection compares). "--all": every release in the namespace (-A: in all namespaces), one
 summary row each.
+"diff helmrelease": desired is what helm-controller (v1.6) would install for a Flux
+HelmRelease now: its source's artifact (spec.chartRef, or the HelmChart made for spec.chart),
+verified against the artifact's digest and versioned as helm-controller versions it; its values
+from spec.values and valuesFrom (helm-controller's own code); its post-renderers (kustomize
+patches and images, commonMetadata, the origin labels), rendered with the Helm 4 SDK as an
+upgrade of the stored release (an install when there is none), lookup answered by the cluster.
+The report says first what the next reconcile will do: upgrade (the chart, values,
+post-renderers or common metadata changed, or the release is not yet this HelmRelease's),
+drift correction (spec.driftDetection.mode enabled: it restores what the stored manifest
+states, never removes a field only the cluster has), or nothing (suspended, drift detection
+warn or disabled, a failed or pending release), and each row whether that reconcile resolves
+it. The HelmRelease's spec.driftDetection.ignore applies. "--file" diffs a HelmRelease as
+written in a Git checkout (a pull request's preview): objects beside it in the files (its
+source, a values ConfigMap or Secret) are read from there first, then from the cluster; a
+source without the artifact yet is read from its registry or repository.
 
 Every field is classified:
   DIFFERS       chart and cluster both have it, with different values
@@ -123,6 +141,9 @@ type diffOptions struct {
 	noColor       bool
 	kube          kubeOptions
 
+	// diff helmrelease
+	files []string
+
 	// diff upgrade
 	valueOpts        values.Options
 	version          string
@@ -161,8 +182,9 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
 	fs.StringVar(&o.normalize, "normalize", diff.Auto, "how API-server defaults are told from drift: server, offline or auto")
 	fs.IntVar(&o.workers, "concurrency", 8, "requests in flight at most (1-64)")
-	fs.BoolVar(&o.all, "all", false, "diff release: every release in the namespace, one summary row each")
-	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release: every release in every namespace (implies --all)")
+	fs.BoolVar(&o.all, "all", false, "diff release / helmrelease: every release (HelmRelease) in the namespace, one summary row each")
+	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release / helmrelease: every release (HelmRelease) in every namespace (implies --all)")
+	fs.StringArrayVar(&o.files, "file", nil, "diff helmrelease: a YAML file (- for stdin) holding the HelmRelease as written in Git, and any source, ConfigMap or Secret it reads that the change adds or edits; repeatable")
 	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
 	fs.StringArrayVarP(&o.valueOpts.ValueFiles, "values", "f", nil, "diff upgrade: values file or URL, as helm upgrade -f; repeatable")
@@ -216,6 +238,14 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ExitError
 	}
 	ctx := context.Background()
+	var fileTargets []hrTarget
+	if fs.Arg(0) == "helmrelease" && len(o.files) > 0 {
+		// Bad files fail before the cluster is asked anything.
+		if fileTargets, err = o.hrTargets(ctx, nil, fs.Arg(1), in); err != nil {
+			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+			return ExitError
+		}
+	}
 	cl, err := o.kube.connect(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
@@ -224,15 +254,40 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	if o.stats {
 		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cl.Counts) }()
 	}
+	if fs.Arg(0) == "helmrelease" {
+		targets := fileTargets
+		switch {
+		case len(fileTargets) > 0:
+		case o.all || o.allNamespaces:
+			targets, err = o.allHelmReleases(ctx, cl)
+		default:
+			targets, err = o.hrTargets(ctx, cl, fs.Arg(1), in)
+		}
+		var bad inputError
+		switch {
+		case errors.As(err, &bad):
+			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+			return ExitError
+		case err != nil:
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+			return ExitUnmeasured
+		case len(targets) != 1 || o.all || o.allNamespaces:
+			return o.runHelmReleases(ctx, cl, targets, rules, out, errOut)
+		}
+		return o.report(func() (*diff.Report, error) { return o.diffHelmRelease(ctx, cl, targets[0], rules) }, out, errOut)
+	}
 	if o.all || o.allNamespaces {
 		return o.runAll(ctx, cl, rules, out, errOut)
 	}
-	var rep *diff.Report
 	if fs.Arg(0) == "upgrade" {
-		rep, err = o.diffUpgrade(ctx, cl, fs.Arg(1), fs.Arg(2), rules, errOut)
-	} else {
-		rep, err = o.diffRelease(ctx, cl, o.namespace, fs.Arg(1), rules)
+		return o.report(func() (*diff.Report, error) { return o.diffUpgrade(ctx, cl, fs.Arg(1), fs.Arg(2), rules, errOut) }, out, errOut)
 	}
+	return o.report(func() (*diff.Report, error) { return o.diffRelease(ctx, cl, o.namespace, fs.Arg(1), rules) }, out, errOut)
+}
+
+// report measures one report, writes it and returns the exit code.
+func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut io.Writer) int {
+	rep, err := measure()
 	var bad inputError
 	if errors.As(err, &bad) {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
@@ -279,7 +334,16 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	all := o.all || o.allNamespaces
 	switch {
 	case fs.NArg() == 0:
-		return fmt.Errorf("want \"diff upgrade RELEASE CHART\" or \"diff release RELEASE\"")
+		return fmt.Errorf("want \"diff upgrade RELEASE CHART\", \"diff release RELEASE\" or \"diff helmrelease NAME\"")
+	case len(o.files) > 0 && fs.Arg(0) != "helmrelease":
+		return fmt.Errorf("--file goes with \"diff helmrelease\"")
+	case fs.Arg(0) == "helmrelease" && all && (fs.NArg() != 1 || len(o.files) > 0):
+		return fmt.Errorf("diff helmrelease --all takes no name and no --file")
+	case fs.Arg(0) == "helmrelease" && !all && len(o.files) == 0 && fs.NArg() != 2:
+		return fmt.Errorf("want \"diff helmrelease NAME\" (or NAMESPACE/NAME, --all, or --file FILE)")
+	case fs.Arg(0) == "helmrelease" && fs.NArg() > 2:
+		return fmt.Errorf("want \"diff helmrelease NAME\": one name")
+	case fs.Arg(0) == "helmrelease":
 	case fs.Arg(0) == "release" && all && fs.NArg() != 1:
 		return fmt.Errorf("diff release --all takes no release name")
 	case fs.Arg(0) == "release" && !all && fs.NArg() != 2:
@@ -289,9 +353,16 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	case fs.Arg(0) == "upgrade" && fs.NArg() != 3:
 		return fmt.Errorf("want \"diff upgrade RELEASE CHART\"")
 	case fs.Arg(0) != "release" && fs.Arg(0) != "upgrade":
-		return fmt.Errorf("unknown \"diff %s\": want \"diff upgrade\" or \"diff release\"", fs.Arg(0))
+		return fmt.Errorf("unknown \"diff %s\": want \"diff upgrade\", \"diff release\" or \"diff helmrelease\"", fs.Arg(0))
 	}
 	var misplaced error
+	if fs.Arg(0) == "helmrelease" {
+		fs.Visit(func(f *pflag.Flag) {
+			if misplaced == nil && f.Name != "plain-http" && (strings.HasPrefix(f.Usage, "diff upgrade:") || strings.HasPrefix(f.Usage, ignoredUsage)) {
+				misplaced = fmt.Errorf("--%s goes with \"diff upgrade\": \"diff helmrelease\" renders the HelmRelease's own chart, values and post-renderers", f.Name)
+			}
+		})
+	}
 	if fs.Arg(0) == "release" {
 		// The flags whose help starts "diff upgrade:" say how to render the chart.
 		fs.Visit(func(f *pflag.Flag) {

@@ -70,7 +70,30 @@ type Input struct {
 	Normalize string
 	// Workers bounds the concurrent requests (default 8).
 	Workers int
+	// HelmRelease, when set (namespace/name), is the Flux HelmRelease the desired manifest was
+	// rendered from, and HelmReleaseRules its spec.driftDetection.ignore: the managing
+	// HelmRelease is then not looked up from the live objects.
+	HelmRelease      string
+	HelmReleaseRules []transform.IgnoreRule
+	// Next, when set, is what helm-controller's next reconcile will do: the rows then say
+	// whether that reconcile resolves them, rather than an upgrade to Desired.
+	Next *Next
+	// Source says where the rendered chart came from ("" for none).
+	Source string
 }
+
+// Next is what helm-controller's next reconcile of a HelmRelease will do: an Action of
+// fluxrelease (install, upgrade, drift correction, nothing) and why.
+type Next struct {
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+}
+
+// The Next actions the rows are rewritten for (the others keep the upgrade's predictions).
+const (
+	NextCorrect = "drift correction"
+	NextNothing = "nothing"
+)
 
 // Report is the measurement of one release; its JSON form is documented in the README.
 type Report struct {
@@ -89,6 +112,11 @@ type Report struct {
 	Apply string `json:"apply"`
 	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
 	HelmRelease string `json:"helmRelease,omitempty"`
+	// Source says where a HelmRelease's chart came from (diff helmrelease only).
+	Source string `json:"source,omitempty"`
+	// Next is what helm-controller's next reconcile will do (diff helmrelease only); each
+	// row's resolvedByUpgrade then says whether that reconcile resolves it.
+	Next *Next `json:"nextReconcile,omitempty"`
 	// Divergences counts the rows that are drift (SHADOWS whose values agree are not).
 	Divergences int `json:"divergences"`
 	// Compared counts the fields compared.
@@ -262,10 +290,14 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 			lives = append(lives, t.live)
 		}
 	}
-	hrRules, hrName, err := helmReleaseIgnore(ctx, cl, lives)
-	if err != nil {
-		return nil, err
+	hrRules, hrName := in.HelmReleaseRules, in.HelmRelease
+	if hrName == "" {
+		hrRules, hrName, err = helmReleaseIgnore(ctx, cl, lives)
+		if err != nil {
+			return nil, err
+		}
 	}
+	rep.Source, rep.Next = in.Source, in.Next
 	rep.HelmRelease = hrName
 	m.rules = append(append([]transform.IgnoreRule{}, in.Rules...), hrRules...)
 
@@ -283,6 +315,11 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 		})
 	}
 	g.Wait()
+	if in.Next != nil {
+		for i := range objs {
+			nextReconcile(objs[i].Rows, *in.Next)
+		}
+	}
 	for i, o := range objs {
 		if o.Error != "" {
 			rep.Unmeasured++
@@ -524,4 +561,29 @@ func unstablePaths(tm kyaml.TypeMeta, t *target, desired map[string]any) map[str
 		out[d.Path] = true
 	}
 	return out
+}
+
+// nextReconcile rewrites the rows' predictions for a reconcile that does not upgrade: drift
+// correction restores what the stored manifest states (it never removes a field only the
+// cluster has); nothing resolves nothing.
+// xref: helm-controller internal/reconcile/correct_cluster_drift.go (it applies the stored
+// manifest's objects that the diff found changed or missing).
+func nextReconcile(rows []Row, next Next) {
+	for i := range rows {
+		r := &rows[i]
+		switch next.Action {
+		case NextCorrect:
+			switch r.Class {
+			case drift.Differs, drift.ChartOnly:
+				r.Resolved, r.Why = true, "drift correction restores it"
+			case drift.ClusterOnly:
+				r.Resolved, r.Why = false, "drift correction never removes a field only the cluster has"
+			default:
+				r.Resolved, r.Why = false, "drift correction leaves it: the manifest states the inline entry"
+			}
+		case NextNothing:
+			why, _, _ := strings.Cut(next.Reason, ": ")
+			r.Resolved, r.Why = false, "nothing will: "+why
+		}
+	}
 }

@@ -111,10 +111,15 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 	var buf strings.Builder
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	header := false
+	last := "UPGRADE"
+	if r.Next != nil {
+		fmt.Fprintf(w, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
+		last = "NEXT RECONCILE"
+	}
 	for _, o := range r.Objects {
 		for _, d := range o.Rows {
 			if !header {
-				fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER\tUPGRADE")
+				fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER\t"+last)
 				header = true
 			}
 			field, chart, cluster, upgrade := cells(d)
@@ -150,6 +155,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 	}
 	if r.Engine != "" {
 		fmt.Fprintf(w, "note: rendered with %s\n", r.Engine)
+	}
+	if r.Source != "" {
+		fmt.Fprintf(w, "note: chart from %s\n", r.Source)
 	}
 	if r.Unstable > 0 {
 		fmt.Fprintf(w, "note: %d unstable fields: two renders of the same inputs disagree on them (random values, timestamps), so every upgrade changes them; %s\n", r.Unstable, unstableCounted(r))
@@ -279,6 +287,10 @@ func show(v any) string {
 
 // SummaryRow is one release of "diff release --all".
 type SummaryRow struct {
+	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
+	// helmrelease --all only).
+	HelmRelease      string              `json:"helmRelease,omitempty"`
+	Next             string              `json:"nextReconcile,omitempty"`
 	Release          string              `json:"release"`
 	Namespace        string              `json:"namespace"`
 	Revision         int                 `json:"revision"`
@@ -294,8 +306,12 @@ type SummaryRow struct {
 
 // Summarise turns a report into its summary row.
 func Summarise(r *Report) SummaryRow {
-	return SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
+	row := SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
 		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Unmeasured: r.Unmeasured}
+	if r.Next != nil {
+		row.HelmRelease, row.Next = r.HelmRelease, r.Next.Action
+	}
+	return row
 }
 
 // WriteSummary prints the rows of "diff release --all" in format.
@@ -319,22 +335,36 @@ func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
 	if format == "markdown" {
 		sep, line, end, out = " | ", "| ", " |", w
 	}
-	fmt.Fprintln(out, line+strings.Join([]string{"RELEASE", "DIVERGENCES/COMPARED", "DIFFERS", "CHART-ONLY", "CLUSTER-ONLY", "SHADOWS", "PENDING DELETIONS"}, sep)+end)
+	hr := false
+	for _, r := range rows {
+		hr = hr || r.HelmRelease != ""
+	}
+	lead := func(r SummaryRow) []string {
+		if hr {
+			return []string{r.HelmRelease, r.Next, r.Namespace + "/" + r.Release}
+		}
+		return []string{r.Namespace + "/" + r.Release}
+	}
+	head := []string{"RELEASE"}
+	if hr {
+		head = []string{"HELMRELEASE", "NEXT RECONCILE", "RELEASE"}
+	}
+	fmt.Fprintln(out, line+strings.Join(append(head, "DIVERGENCES/COMPARED", "DIFFERS", "CHART-ONLY", "CLUSTER-ONLY", "SHADOWS", "PENDING DELETIONS"), sep)+end)
 	if format == "markdown" {
-		fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+		fmt.Fprintln(out, "|"+strings.Repeat("---|", len(head)+6))
 	}
 	for _, r := range rows {
 		if r.Error != "" {
-			fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, "could not measure: " + md(r.Error), "", "", "", "", ""}, sep)+end)
+			fmt.Fprintln(out, line+strings.Join(append(lead(r), "could not measure: "+md(r.Error), "", "", "", "", ""), sep)+end)
 			continue
 		}
 		if r.Unmeasured > 0 {
-			fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""}, sep)+end)
+			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""), sep)+end)
 			continue
 		}
-		fmt.Fprintln(out, line+strings.Join([]string{r.Namespace + "/" + r.Release, fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
+		fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
 			fmt.Sprint(r.Counts[drift.Differs]), fmt.Sprint(r.Counts[drift.ChartOnly]), fmt.Sprint(r.Counts[drift.ClusterOnly]),
-			fmt.Sprint(r.Counts[drift.Shadows]), fmt.Sprint(r.PendingDeletions)}, sep)+end)
+			fmt.Sprint(r.Counts[drift.Shadows]), fmt.Sprint(r.PendingDeletions)), sep)+end)
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	action4 "helm.sh/helm/v4/pkg/action"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+	"github.com/helm-drift/helm-drift/internal/transform"
+)
+
+// hrTarget is one HelmRelease to diff: from the cluster, or as written in a file (with the
+// file's other objects to read its sources and values from first).
+type hrTarget struct {
+	obj    map[string]any
+	where  string // "HelmRelease apps/web" or "hr.yaml: document 2"
+	stream *streamGetter
+}
+
+// diffHelmRelease renders a HelmRelease as helm-controller would and measures the render
+// against the cluster, with its next reconcile's predictions.
+func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hrTarget, rules []transform.IgnoreRule) (*diff.Report, error) {
+	hr, err := fluxrelease.Decode(t.obj)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("%s: %w", t.where, err)}
+	}
+	name := "HelmRelease " + hr.Namespace + "/" + hr.Name
+	var get fluxrelease.Getter = cl
+	if t.stream != nil {
+		t.stream.cluster = cl
+		get = t.stream
+		// A HelmRelease as written has no status: the one in the cluster says what
+		// helm-controller last did, and the file's spec is a new generation of it.
+		switch obj, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", hr.Namespace, hr.Name); {
+		case err == nil:
+			if live, err := fluxrelease.Decode(obj); err == nil {
+				hr.Status, hr.Generation = live.Status, live.Generation
+				if !equality.Semantic.DeepEqual(live.Spec, hr.Spec) {
+					hr.Generation++
+				}
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	vals, err := fluxrelease.Values(ctx, get, hr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	proxy, err := o.serviceProxy(cl)
+	if err != nil {
+		return nil, err
+	}
+	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: o.registry.plainHTTP})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	id := fluxrelease.IdentityOf(hr)
+	cfg, err := o.helmConfiguration4At(cl, id.Storage)
+	if err != nil {
+		return nil, err
+	}
+	var last *release4.Release
+	switch r, err := cfg.Releases.Last(id.Name); {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("%s: release %s/%s: %w", name, id.Storage, id.Name, err)
+	default:
+		last, _ = r.(*release4.Release)
+	}
+	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.Source = src
+	next := fluxrelease.NextReconcile(hr, last, r)
+	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
+		Engine:      "helm-controller's render (the Helm 4 SDK " + moduleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
+		Source:      src.String(),
+		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignoreOf(hr),
+		Next: &diff.Next{Action: next.Action, Reason: next.Reason},
+		// helm-controller upgrades with server-side apply and forces conflicts, unless the
+		// HelmRelease turns server-side apply off.
+		Apply: diff.ApplyServerSide, ForceConflicts: true,
+		Rules: rules, Normalize: o.normalize, Workers: o.workers}
+	if ssa := hr.GetUpgrade().ServerSideApply; ssa == v2.ServerSideApplyDisabled {
+		in.Apply, in.ForceConflicts = diff.ApplyClientSide, false
+	}
+	if last != nil {
+		in.Revision, in.Previous = last.Version, last.Manifest
+		if hr.GetUpgrade().ServerSideApply == "" || hr.GetUpgrade().ServerSideApply == v2.ServerSideApplyAuto {
+			if last.ApplyMethod != "ssa" {
+				in.Apply, in.ForceConflicts = diff.ApplyClientSide, false
+			}
+		}
+	}
+	return diff.Run(ctx, cl, in)
+}
+
+// ignoreOf is the HelmRelease's spec.driftDetection.ignore in the diff's rule type.
+func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
+	if hr.Spec.DriftDetection == nil || len(hr.Spec.DriftDetection.Ignore) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(hr.Spec.DriftDetection.Ignore)
+	if err != nil {
+		return nil
+	}
+	var rules []transform.IgnoreRule
+	if json.Unmarshal(raw, &rules) != nil {
+		return nil
+	}
+	return rules
+}
+
+// helmConfiguration4At is the Helm 4 SDK's action configuration with storage in namespace.
+func (o *diffOptions) helmConfiguration4At(cl *live.Client, namespace string) (*action4.Configuration, error) {
+	getter, err := o.kube.newRESTGetter(namespace, cl.Counts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := action4.NewConfiguration()
+	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER")); err != nil {
+		return nil, fmt.Errorf("helm storage: %w", err)
+	}
+	return cfg, nil
+}
+
+// serviceProxy fetches a path from an in-cluster service through the API server's proxy
+// (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
+func (o *diffOptions) serviceProxy(cl *live.Client) (func(ctx context.Context, ns, svc, port, path string) ([]byte, error), error) {
+	getter, err := o.kube.newRESTGetter(o.namespace, cl.Counts)
+	if err != nil {
+		return nil, err
+	}
+	rc, _ := getter.ToRESTConfig()
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, ns, svc, port, path string) ([]byte, error) {
+		return kc.CoreV1().Services(ns).ProxyGet("http", svc, port, path, nil).DoRaw(ctx)
+	}, nil
+}
+
+// hrTargets reads the HelmReleases to diff: NAME or NS/NAME from the cluster, or every
+// HelmRelease of the --file streams (- for stdin).
+func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string, in io.Reader) ([]hrTarget, error) {
+	if len(o.files) == 0 {
+		ns, name := o.namespace, arg
+		if a, b, ok := strings.Cut(arg, "/"); ok {
+			ns, name = a, b
+		}
+		obj, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
+		if apierrors.IsNotFound(err) {
+			return nil, inputError{fmt.Errorf("no HelmRelease %s/%s (helm.toolkit.fluxcd.io/v2): check the name and -n, or diff one as written with --file", ns, name)}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
+		}
+		return []hrTarget{{obj: obj, where: "HelmRelease " + ns + "/" + name}}, nil
+	}
+	sg := &streamGetter{index: map[string]map[string]any{}}
+	var targets []hrTarget
+	for _, f := range o.files {
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(in)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+		}
+		st, err := manifest.Split(data)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+		}
+		objs, err := owners.Objects(st)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+		}
+		for _, ob := range objs {
+			m, err := ob.Decode()
+			if err != nil {
+				return nil, inputError{fmt.Errorf("--file %s: %s: %w", f, ob.Where(), err)}
+			}
+			ns := ob.Namespace
+			if ns == "" {
+				ns = o.namespace
+				md, _ := m["metadata"].(map[string]any)
+				md["namespace"] = ns
+			}
+			sg.index[ob.Group()+"/"+ob.Kind+"/"+ns+"/"+ob.Name] = m
+			if ob.Kind == "HelmRelease" && ob.Group() == transform.HelmReleaseGroup {
+				targets = append(targets, hrTarget{obj: m, where: f + ": " + ob.Where(), stream: sg})
+			}
+		}
+	}
+	if arg != "" {
+		var only []hrTarget
+		for _, t := range targets {
+			md, _ := t.obj["metadata"].(map[string]any)
+			if n, _ := md["name"].(string); n == arg || md["namespace"].(string)+"/"+n == arg {
+				only = append(only, t)
+			}
+		}
+		if len(only) == 0 {
+			return nil, inputError{fmt.Errorf("--file: no HelmRelease %s in %s", arg, strings.Join(o.files, ", "))}
+		}
+		targets = only
+	}
+	if len(targets) == 0 {
+		return nil, inputError{fmt.Errorf("--file %s: no HelmRelease (helm.toolkit.fluxcd.io/v2) in it", strings.Join(o.files, ", "))}
+	}
+	return targets, nil
+}
+
+// streamGetter answers from the --file objects first (a source or a values ConfigMap the
+// change adds or edits), then from the cluster.
+type streamGetter struct {
+	index   map[string]map[string]any
+	cluster fluxrelease.Getter
+}
+
+// Get implements fluxrelease.Getter.
+func (s *streamGetter) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	if m, ok := s.index[group+"/"+kind+"/"+namespace+"/"+name]; ok {
+		return m, nil
+	}
+	if s.cluster == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
+	}
+	return s.cluster.Get(ctx, group, version, kind, namespace, name)
+}
+
+// runHelmReleases diffs several HelmReleases (--all, or a --file with more than one), one
+// summary row each.
+func (o *diffOptions) runHelmReleases(ctx context.Context, cl *live.Client, targets []hrTarget, rules []transform.IgnoreRule, out, errOut io.Writer) int {
+	rows := make([]diff.SummaryRow, len(targets))
+	var (
+		wg         sync.WaitGroup
+		mu         sync.Mutex
+		unmeasured []string
+	)
+	sem := make(chan struct{}, max(1, o.workers/4))
+	for i, t := range targets {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			md, _ := t.obj["metadata"].(map[string]any)
+			hrName := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
+			rep, err := o.diffHelmRelease(ctx, cl, t, rules)
+			if err != nil {
+				rows[i] = diff.SummaryRow{HelmRelease: hrName, Next: "?", Release: "?", Namespace: "?", Error: err.Error()}
+				return
+			}
+			rows[i] = diff.Summarise(rep)
+			for _, obj := range rep.Objects {
+				if obj.Error != "" {
+					mu.Lock()
+					unmeasured = append(unmeasured, fmt.Sprintf("HelmRelease %s: %s: %s", hrName, obj.Object, obj.Error))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sort.Slice(rows, func(i, j int) bool { return rows[i].HelmRelease < rows[j].HelmRelease })
+	if err := diff.WriteSummary(out, rows, o.output); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
+	code := ExitOK
+	sort.Strings(unmeasured)
+	for _, u := range unmeasured {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
+		code = ExitUnmeasured
+	}
+	for _, r := range rows {
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure HelmRelease %s: %s\n", r.HelmRelease, r.Error)
+			code = ExitUnmeasured
+		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
+			code = ExitDrift
+		}
+	}
+	return code
+}
+
+// allHelmReleases lists the HelmReleases of the namespace (every namespace with -A).
+func (o *diffOptions) allHelmReleases(ctx context.Context, cl *live.Client) ([]hrTarget, error) {
+	ns := o.namespace
+	if o.allNamespaces {
+		ns = ""
+	}
+	objs, err := cl.ListObjects(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns)
+	if err != nil {
+		return nil, fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	targets := make([]hrTarget, 0, len(objs))
+	for _, m := range objs {
+		md, _ := m["metadata"].(map[string]any)
+		targets = append(targets, hrTarget{obj: m, where: fmt.Sprintf("HelmRelease %v/%v", md["namespace"], md["name"])})
+	}
+	return targets, nil
+}
