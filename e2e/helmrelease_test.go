@@ -268,7 +268,7 @@ stringData:
 	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", ns))
 	out, code := hrDiff(t, "web", "-n", ns, "-o", "json")
 	var rep struct {
-		Next struct{ Action string } `json:"nextReconcile"`
+		Next        struct{ Action string } `json:"nextReconcile"`
 		Divergences int
 		Objects     []struct {
 			Object string
