@@ -3,26 +3,23 @@ package owners
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
-	"helm.sh/helm/v3/pkg/strvals"
-	sigsyaml "sigs.k8s.io/yaml"
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	action4 "helm.sh/helm/v4/pkg/action"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	storage4 "helm.sh/helm/v4/pkg/storage"
+	driver4 "helm.sh/helm/v4/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -149,8 +146,10 @@ func (d *deep) remember(o Object) {
 	}
 }
 
-// object finds kind namespace/name in the stream, else in the cluster.
-func (d *deep) object(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+// Get finds kind namespace/name in the stream, else in the cluster: the fluxrelease.Getter
+// the HelmReleases of the stream are rendered with. What is in neither is NotFound (an
+// optional valuesFrom is then skipped, as helm-controller skips it).
+func (d *deep) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
 	if o, ok := d.index[kind+"/"+namespace+"/"+name]; ok {
 		m, err := o.Decode()
 		if err != nil {
@@ -159,7 +158,8 @@ func (d *deep) object(ctx context.Context, group, version, kind, namespace, name
 		return m, nil
 	}
 	if d.opts.Cluster == nil {
-		return nil, fmt.Errorf("%s %s/%s is neither in the stream nor, without --cluster, looked up in the cluster", kind, namespace, name)
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
+			Message: fmt.Sprintf("%s %s/%s is neither in the stream nor, without --cluster, looked up in the cluster", kind, namespace, name)}}
 	}
 	m, err := d.opts.Cluster.Get(ctx, group, version, kind, namespace, name)
 	if err != nil {
@@ -168,327 +168,66 @@ func (d *deep) object(ctx context.Context, group, version, kind, namespace, name
 	return m, nil
 }
 
-// render renders a HelmRelease's chart and returns the manifests and the release namespace.
+// render renders a HelmRelease's chart as helm-controller would (internal/fluxrelease, offline:
+// lookup answers nothing) and returns the manifests, the chart's crds/ first, and the release
+// namespace.
 func (d *deep) render(ctx context.Context, o Object, hrNS string) ([]byte, string, error) {
-	hr, err := o.Decode()
+	obj, err := o.Decode()
 	if err != nil {
 		return nil, "", err
 	}
-	spec, _ := hr["spec"].(map[string]any)
-	target := ReleaseOf(o.Node, hrNS)
-	relNS := str(spec, "targetNamespace")
-	if relNS == "" {
-		relNS = hrNS
+	md, _ := obj["metadata"].(map[string]any)
+	if md != nil && md["namespace"] == nil {
+		md["namespace"] = hrNS
 	}
-	ch, err := d.chart(ctx, o, spec, hrNS)
+	hr, err := fluxrelease.Decode(obj)
 	if err != nil {
 		return nil, "", err
 	}
-	vals, err := d.values(ctx, spec, hrNS)
+	vals, err := fluxrelease.Values(ctx, d, hr)
 	if err != nil {
 		return nil, "", err
 	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun, install.ClientOnly, install.Replace = true, true, true
-	install.ReleaseName, install.Namespace = target.Release, relNS
-	install.IncludeCRDs = true
-	install.DisableHooks = false
-	rel, err := install.RunWithContext(ctx, ch, vals)
+	ch, err := d.chart(ctx, o, hr)
 	if err != nil {
-		return nil, "", fmt.Errorf("render chart %s: %w", ch.Name(), redactErr(err))
+		return nil, "", err
+	}
+	cfg := action4.NewConfiguration()
+	cfg.Releases = storage4.Init(driver4.NewMemory())
+	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Offline: true})
+	if err != nil {
+		return nil, "", err
 	}
 	var out bytes.Buffer
 	for _, crd := range ch.CRDObjects() {
 		fmt.Fprintf(&out, "---\n%s\n", crd.File.Data)
 	}
-	out.WriteString(rel.Manifest)
-	return out.Bytes(), relNS, nil
+	out.WriteString(r.Manifest)
+	return out.Bytes(), r.Namespace, nil
 }
 
-// redactErr keeps a template error's location and drops what follows it, where a value (a
-// Secret's, perhaps) might be quoted.
-func redactErr(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, "error calling"); i > 0 {
-		msg = msg[:i] + "error calling a template function (details withheld: they may quote values)"
+// chart finds the HelmRelease's chart: a --chart-dir, else its source read the way
+// fluxrelease reads it (from the source's registry or repository when the source, from the
+// stream, has no artifact).
+func (d *deep) chart(ctx context.Context, o Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
+	var chartName string
+	if hr.Spec.Chart != nil {
+		chartName = hr.Spec.Chart.Spec.Chart
 	}
-	if len(msg) > 300 {
-		msg = msg[:300] + "..."
-	}
-	return errors.New(msg)
-}
-
-// chart finds the HelmRelease's chart: a --chart-dir, its chartRef OCIRepository, or its
-// spec.chart HelmRepository.
-func (d *deep) chart(ctx context.Context, o Object, spec map[string]any, hrNS string) (*chart.Chart, error) {
-	chartSpec, _ := nested(spec, "chart", "spec").(map[string]any)
-	chartName := str(chartSpec, "chart")
-	for _, key := range []string{hrNS + "/" + o.Name, o.Name, chartName} {
+	for _, key := range []string{hr.Namespace + "/" + o.Name, o.Name, chartName} {
 		if dir, ok := d.opts.ChartDirs[key]; ok && key != "" {
-			ch, err := loader.Load(dir)
+			ch, err := loader4.Load(dir)
 			if err != nil {
 				return nil, fmt.Errorf("--chart-dir %s=%s: %w", key, dir, err)
 			}
 			return ch, nil
 		}
 	}
-	if ref, ok := spec["chartRef"].(map[string]any); ok {
-		kind, name, ns := str(ref, "kind"), str(ref, "name"), str(ref, "namespace")
-		if ns == "" {
-			ns = hrNS
-		}
-		if kind != "OCIRepository" {
-			return nil, fmt.Errorf("chartRef kind %s is not supported by --deep; give the chart with --chart-dir %s/%s=PATH", kind, hrNS, o.Name)
-		}
-		src, err := d.object(ctx, "source.toolkit.fluxcd.io", "v1", "OCIRepository", ns, name)
-		if err != nil {
-			return nil, err
-		}
-		return d.pullOCI(ctx, src)
-	}
-	if chartSpec == nil {
-		return nil, errors.New("no spec.chartRef and no spec.chart: no chart to render")
-	}
-	src, _ := chartSpec["sourceRef"].(map[string]any)
-	kind, name, ns := str(src, "kind"), str(src, "name"), str(src, "namespace")
-	if ns == "" {
-		ns = hrNS
-	}
-	if kind != "HelmRepository" {
-		return nil, fmt.Errorf("spec.chart.spec.sourceRef kind %s is not supported by --deep; give the chart with --chart-dir %s/%s=PATH", kind, hrNS, o.Name)
-	}
-	repoObj, err := d.object(ctx, "source.toolkit.fluxcd.io", "v1", "HelmRepository", ns, name)
+	ch, _, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: d, FromSpec: true, Timeout: d.opts.Timeout})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (or give the chart with --chart-dir %s/%s=PATH)", err, hr.Namespace, o.Name)
 	}
-	return d.pullHelmRepository(ctx, repoObj, chartName, str(chartSpec, "version"))
-}
-
-// pullOCI pulls the chart an OCIRepository points at: its ref's digest, tag, or the highest
-// tag in its semver range.
-func (d *deep) pullOCI(ctx context.Context, src map[string]any) (*chart.Chart, error) {
-	spec, _ := src["spec"].(map[string]any)
-	u := strings.TrimPrefix(str(spec, "url"), "oci://")
-	if u == "" {
-		return nil, errors.New("OCIRepository has no spec.url")
-	}
-	client, err := d.registryClient(spec)
-	if err != nil {
-		return nil, err
-	}
-	ref, _ := spec["ref"].(map[string]any)
-	var target string
-	switch {
-	case str(ref, "digest") != "":
-		target = u + "@" + str(ref, "digest")
-	case str(ref, "semver") != "":
-		constraint, err := semver.NewConstraint(str(ref, "semver"))
-		if err != nil {
-			return nil, fmt.Errorf("OCIRepository ref.semver %q: %w", str(ref, "semver"), err)
-		}
-		tags, err := client.Tags(u)
-		if err != nil {
-			return nil, fmt.Errorf("list tags of oci://%s: %w", u, err)
-		}
-		var best *semver.Version
-		for _, t := range tags {
-			if v, err := semver.NewVersion(t); err == nil && constraint.Check(v) && (best == nil || v.GreaterThan(best)) {
-				best = v
-			}
-		}
-		if best == nil {
-			return nil, fmt.Errorf("no tag of oci://%s matches %s", u, str(ref, "semver"))
-		}
-		target = u + ":" + best.Original()
-	case str(ref, "tag") != "":
-		target = u + ":" + str(ref, "tag")
-	default:
-		target = u + ":latest"
-	}
-	res, err := client.Pull(target, registry.PullOptWithChart(true))
-	if err != nil {
-		return nil, fmt.Errorf("pull oci://%s: %w", target, err)
-	}
-	return loader.LoadArchive(bytes.NewReader(res.Chart.Data))
-}
-
-func (d *deep) registryClient(spec map[string]any) (*registry.Client, error) {
-	opts := []registry.ClientOption{registry.ClientOptWriter(io.Discard)}
-	if insecure, _ := spec["insecure"].(bool); insecure {
-		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	return registry.NewClient(opts...)
-}
-
-// pullHelmRepository downloads a chart version from an HTTP Helm repository (or an OCI one).
-func (d *deep) pullHelmRepository(ctx context.Context, repoObj map[string]any, name, version string) (*chart.Chart, error) {
-	spec, _ := repoObj["spec"].(map[string]any)
-	base := strings.TrimSuffix(str(spec, "url"), "/")
-	if str(spec, "type") == "oci" || strings.HasPrefix(base, "oci://") {
-		ref := map[string]any{"semver": version}
-		if version == "" {
-			ref = map[string]any{"tag": "latest"}
-		}
-		return d.pullOCI(ctx, map[string]any{"spec": map[string]any{"url": base + "/" + name, "insecure": spec["insecure"], "ref": ref}})
-	}
-	index, err := d.fetch(ctx, base+"/index.yaml")
-	if err != nil {
-		return nil, err
-	}
-	var idx repo.IndexFile
-	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
-		return nil, fmt.Errorf("%s/index.yaml: %w", base, err)
-	}
-	idx.SortEntries()
-	if version == "" {
-		version = "*"
-	}
-	cv, err := idx.Get(name, version)
-	if err != nil {
-		return nil, fmt.Errorf("chart %s %s in %s: %w", name, version, base, err)
-	}
-	if len(cv.URLs) == 0 {
-		return nil, fmt.Errorf("chart %s %s in %s has no URL", name, cv.Version, base)
-	}
-	chartURL, err := url.Parse(cv.URLs[0])
-	if err != nil {
-		return nil, err
-	}
-	if !chartURL.IsAbs() {
-		b, _ := url.Parse(base + "/")
-		chartURL = b.ResolveReference(chartURL)
-	}
-	data, err := d.fetch(ctx, chartURL.String())
-	if err != nil {
-		return nil, err
-	}
-	return loader.LoadArchive(bytes.NewReader(data))
-}
-
-func (d *deep) fetch(ctx context.Context, u string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-}
-
-// values merges the HelmRelease's valuesFrom (in order) and then its spec.values, the way
-// helm-controller does.
-func (d *deep) values(ctx context.Context, spec map[string]any, ns string) (map[string]any, error) {
-	result := map[string]any{}
-	refs, _ := spec["valuesFrom"].([]any)
-	for i, r := range refs {
-		ref, _ := r.(map[string]any)
-		kind, name := str(ref, "kind"), str(ref, "name")
-		key := str(ref, "valuesKey")
-		if key == "" {
-			key = "values.yaml"
-		}
-		optional, _ := ref["optional"].(bool)
-		if kind != "ConfigMap" && kind != "Secret" {
-			return nil, fmt.Errorf("valuesFrom[%d]: kind %q (want ConfigMap or Secret)", i, kind)
-		}
-		obj, err := d.object(ctx, "", "v1", kind, ns, name)
-		if err != nil {
-			if optional {
-				continue
-			}
-			return nil, fmt.Errorf("valuesFrom[%d]: %w", i, err)
-		}
-		value, found, err := dataValue(obj, key)
-		if err != nil {
-			return nil, fmt.Errorf("valuesFrom[%d] %s %s/%s key %s: %w", i, kind, ns, name, key, err)
-		}
-		if !found {
-			if optional {
-				continue
-			}
-			return nil, fmt.Errorf("valuesFrom[%d]: %s %s/%s has no key %s", i, kind, ns, name, key)
-		}
-		if path := str(ref, "targetPath"); path != "" {
-			if err := strvals.ParseIntoString(path+"="+value, result); err != nil {
-				return nil, fmt.Errorf("valuesFrom[%d] targetPath %s: cannot set it (value withheld)", i, path)
-			}
-			continue
-		}
-		var m map[string]any
-		if err := sigsyaml.Unmarshal([]byte(value), &m); err != nil {
-			return nil, fmt.Errorf("valuesFrom[%d] %s %s/%s key %s: not a YAML mapping (content withheld)", i, kind, ns, name, key)
-		}
-		result = mergeMaps(result, m)
-	}
-	if inline, ok := spec["values"].(map[string]any); ok {
-		result = mergeMaps(result, inline)
-	}
-	return result, nil
-}
-
-// dataValue reads key from a ConfigMap's data or a Secret's data (base64) or stringData.
-func dataValue(obj map[string]any, key string) (string, bool, error) {
-	if sd, ok := obj["stringData"].(map[string]any); ok {
-		if v, ok := sd[key].(string); ok {
-			return v, true, nil
-		}
-	}
-	data, _ := obj["data"].(map[string]any)
-	v, ok := data[key].(string)
-	if !ok {
-		return "", false, nil
-	}
-	if obj["kind"] == "Secret" {
-		b, err := base64.StdEncoding.DecodeString(v)
-		if err != nil {
-			return "", true, errors.New("not base64 (content withheld)")
-		}
-		return string(b), true, nil
-	}
-	return v, true, nil
-}
-
-// mergeMaps merges b into a, recursively; b wins.
-func mergeMaps(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if bv, ok := v.(map[string]any); ok {
-			if av, ok := out[k].(map[string]any); ok {
-				out[k] = mergeMaps(av, bv)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func str(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func nested(m map[string]any, keys ...string) any {
-	var cur any = m
-	for _, k := range keys {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = mm[k]
-	}
-	return cur
+	return ch, nil
 }
 
 // ParseChartDirs parses --chart-dir NAME=PATH values.

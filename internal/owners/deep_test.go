@@ -116,7 +116,7 @@ func TestDeepCouldNotCheck(t *testing.T) {
 	}
 	bad := strings.Replace(deepStream, "values.yaml: c2hh", "other.yaml: c2hh", 1)
 	_, err := deepCheck(t, bad, map[string]string{"deep-a": "../../testdata/charts/deep-a", "deep-b": "../../testdata/charts/deep-b"})
-	if err == nil || !strings.Contains(err.Error(), "has no key values.yaml") || strings.Contains(err.Error(), "SECRET-MARKER") {
+	if err == nil || !strings.Contains(err.Error(), "key values.yaml: key not found") || strings.Contains(err.Error(), "SECRET-MARKER") {
 		t.Errorf("missing key: %v", err)
 	}
 }
