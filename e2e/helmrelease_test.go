@@ -362,9 +362,35 @@ stringData:
 		t.Errorf("after applying the previewed change: want only the kept env entry:\n%s", out)
 	}
 
+	// Secrets stay secret in every output mode, and in the error of a values Secret that
+	// does not parse.
+	for _, format := range []string{"table", "json", "yaml", "markdown", "counts"} {
+		if _, code := hrDiff(t, "web", "-n", ns, "-o", format); code != 2 {
+			t.Errorf("-o %s: exit %d, want 2", format, code)
+		}
+	}
+	applyYAML(t, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: broken-values, namespace: %[1]s}
+stringData:
+  values.yaml: "password: [%[2]s"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: broken, namespace: %[1]s}
+spec:
+  interval: 1h
+  suspend: true
+  chartRef: {kind: OCIRepository, name: webapp}
+  valuesFrom:
+  - {kind: Secret, name: broken-values}`, ns, hrSecretMarker))
+	if out, code := hrDiff(t, "broken", "-n", ns); code != 3 || !strings.Contains(out, "valuesFrom Secret "+ns+"/broken-values key values.yaml") {
+		t.Errorf("a values Secret that does not parse: exit %d, want 3 naming it:\n%s", code, out)
+	}
+
 	// --all: one summary row per HelmRelease.
 	out, code = hrDiff(t, "--all", "-n", ns)
-	if code != 2 || !hasRow(out, ns+"/web", "drift correction", ns+"/web", "1/") {
+	if code != 3 || !hasRow(out, ns+"/web", "drift correction", ns+"/web", "1/") || !hasRow(out, ns+"/broken", "could not measure") {
 		t.Errorf("diff helmrelease --all: exit %d\n%s", code, out)
 	}
 }
