@@ -142,7 +142,8 @@ type diffOptions struct {
 	kube          kubeOptions
 
 	// diff helmrelease
-	files []string
+	files     []string
+	hrGetters hrGetters
 
 	// diff upgrade
 	valueOpts        values.Options

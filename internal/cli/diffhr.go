@@ -87,7 +87,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	default:
 		last, _ = r.(*release4.Release)
 	}
-	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg})
+	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -132,9 +132,34 @@ func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
 	return rules
 }
 
+// hrGetters caches one REST getter (one kubeconfig load, one discovery cache) per namespace
+// across the HelmReleases of one run.
+type hrGetters struct {
+	mu      sync.Mutex
+	getters map[string]*restGetter
+}
+
+// getter returns the cached REST getter for namespace.
+func (o *diffOptions) getter(cl *live.Client, namespace string) (*restGetter, error) {
+	o.hrGetters.mu.Lock()
+	defer o.hrGetters.mu.Unlock()
+	if g, ok := o.hrGetters.getters[namespace]; ok {
+		return g, nil
+	}
+	g, err := o.kube.newRESTGetter(namespace, cl.Counts)
+	if err != nil {
+		return nil, err
+	}
+	if o.hrGetters.getters == nil {
+		o.hrGetters.getters = map[string]*restGetter{}
+	}
+	o.hrGetters.getters[namespace] = g
+	return g, nil
+}
+
 // helmConfiguration4At is the Helm 4 SDK's action configuration with storage in namespace.
 func (o *diffOptions) helmConfiguration4At(cl *live.Client, namespace string) (*action4.Configuration, error) {
-	getter, err := o.kube.newRESTGetter(namespace, cl.Counts)
+	getter, err := o.getter(cl, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +173,7 @@ func (o *diffOptions) helmConfiguration4At(cl *live.Client, namespace string) (*
 // serviceProxy fetches a path from an in-cluster service through the API server's proxy
 // (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
 func (o *diffOptions) serviceProxy(cl *live.Client) (func(ctx context.Context, ns, svc, port, path string) ([]byte, error), error) {
-	getter, err := o.kube.newRESTGetter(o.namespace, cl.Counts)
+	getter, err := o.getter(cl, o.namespace)
 	if err != nil {
 		return nil, err
 	}
