@@ -67,8 +67,10 @@ type ChartOptions struct {
 // source (spec.chartRef's OCIRepository or HelmChart, or the HelmChart helm-controller makes
 // for spec.chart, named <namespace>-<name>), verified against the artifact's digest, with the
 // chart version of an OCIRepository's chart rewritten to <version>+<first 12 hex digits of
-// the revision's digest}. With FromSpec, or for a spec.chart whose HelmChart does not exist or
-// asks for another chart, it reads the chart from the registry or repository instead.
+// the revision's digest>. With FromSpec, for a spec.chart whose HelmChart does not exist or
+// asks for another chart, or when the artifact can be fetched neither from its URL nor through
+// the service proxy, it reads the chart from the registry or repository instead (Source.From
+// says so).
 // xref: helm-controller internal/controller/helmrelease_controller.go reconcileRelease,
 // getSource, mutateChartWithSourceRevision; internal/reconcile/helmchart_template.go;
 // internal/loader/artifact_url.go SecureLoadChartFromURL.
@@ -99,7 +101,17 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		if ref.Kind == "OCIRepository" && (o.FromSpec || artifactOf(obj).URL == "") {
 			return o.pullOCIRepository(obj, src)
 		}
-		return o.fromArtifact(ctx, obj, src, ref.Kind == "OCIRepository")
+		ch, got, err := o.fromArtifact(ctx, obj, src, ref.Kind == "OCIRepository")
+		if errors.As(err, new(unreachable)) && ref.Kind == "OCIRepository" {
+			// Neither the artifact's URL nor the service proxy answered: the source itself.
+			ch, got, perr := o.pullOCIRepository(obj, src)
+			got.From += " (the artifact is unreachable: " + err.Error() + ")"
+			if perr != nil {
+				return nil, got, fmt.Errorf("%v; and from the registry: %w", err, perr)
+			}
+			return ch, got, nil
+		}
+		return ch, got, err
 	case hr.HasChartTemplate() && !hr.HasChartRef():
 		tpl := hr.Spec.Chart
 		src := Source{Kind: "HelmChart", Namespace: tpl.GetNamespace(hr.Namespace), Name: hr.GetHelmChartName()}
@@ -113,7 +125,16 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		if o.FromSpec || !sameChart(obj, tpl) || artifactOf(obj).URL == "" {
 			return o.pullTemplate(ctx, hr, src)
 		}
-		return o.fromArtifact(ctx, obj, src, false)
+		ch, got, err := o.fromArtifact(ctx, obj, src, false)
+		if errors.As(err, new(unreachable)) {
+			ch, got, perr := o.pullTemplate(ctx, hr, src)
+			got.From += " (the artifact is unreachable: " + err.Error() + ")"
+			if perr != nil {
+				return nil, got, fmt.Errorf("%v; and from the repository: %w", err, perr)
+			}
+			return ch, got, nil
+		}
+		return ch, got, err
 	}
 	return nil, Source{}, errors.New("a HelmRelease needs exactly one of spec.chart and spec.chartRef")
 }
@@ -153,7 +174,7 @@ func (o ChartOptions) fromArtifact(ctx context.Context, obj map[string]any, src 
 	}
 	data, from, err := o.fetchArtifact(ctx, a.URL)
 	if err != nil {
-		return nil, src, fmt.Errorf("%s %s/%s artifact %s: %w", src.Kind, src.Namespace, src.Name, a.URL, err)
+		return nil, src, unreachable{fmt.Errorf("%s %s/%s artifact %s: %w", src.Kind, src.Namespace, src.Name, a.URL, err)}
 	}
 	src.From = from
 	if a.Digest != "" {
@@ -249,6 +270,11 @@ func serviceOf(host string) (string, string, bool) {
 	}
 	return parts[0], parts[1], true
 }
+
+// unreachable: an artifact could be fetched neither from its URL nor through the proxy.
+type unreachable struct{ error }
+
+func (e unreachable) Unwrap() error { return e.error }
 
 // httpStatus is a non-200 answer: the server was reached.
 type httpStatus struct{ url, status string }
