@@ -117,7 +117,9 @@ The cluster is read with one LIST per kind and namespace (plus discovery, the en
 and, with --normalize server, one dry-run per object); --stats prints the count.
 
 Output (-o): table (colour on a terminal unless NO_COLOR is set), json and yaml (schema in the
-README), markdown, counts (numbers only: no field, key or value, for public CI logs).
+README), markdown, counts (numbers only: no field, key or value, for public CI logs); for "diff
+upgrade" and "diff helmrelease NAME", manifest: the rendered manifest itself, compared with
+nothing (a Secret's data and stringData values printed as "(redacted)"), exit 0.
 
 An object it cannot read (its kind forbidden or failing, its dry-run refused) fails that
 object, not the run: the report shows the others and lists it under COULD NOT MEASURE.
@@ -144,6 +146,8 @@ type diffOptions struct {
 	// diff helmrelease
 	files     []string
 	hrGetters hrGetters
+	// manifestOut receives -o manifest's output.
+	manifestOut io.Writer
 
 	// diff upgrade
 	valueOpts        values.Options
@@ -161,6 +165,7 @@ type diffOptions struct {
 	engine           string
 	skipSchema       bool
 	takeOwnership    bool
+	install          bool
 	serverSide       string
 	forceConflicts   bool
 	force            bool
@@ -195,6 +200,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.valueOpts.FileValues, "set-file", nil, "diff upgrade: key=path, the value read from the file; repeatable")
 	fs.StringArrayVar(&o.valueOpts.LiteralValues, "set-literal", nil, "diff upgrade: key=value, the value taken literally (no commas, escapes or types), as helm upgrade --set-literal; repeatable")
 	fs.BoolVar(&o.skipSchema, "skip-schema-validation", false, "diff upgrade: do not validate the values against the chart's values.schema.json, as helm upgrade --skip-schema-validation")
+	fs.BoolVarP(&o.install, "install", "i", false, "diff upgrade: as helm upgrade --install: a release that does not exist yet is rendered as its install (every object a creation; an object already in the cluster that Helm would refuse to adopt is reported REFUSED)")
 	fs.BoolVar(&o.takeOwnership, "take-ownership", false, "diff upgrade: render as helm upgrade --take-ownership, which adopts objects another release or nobody owns instead of refusing them")
 	fs.StringVar(&o.serverSide, "server-side", "auto", "diff upgrade: Helm 4's apply method: true (server-side apply), false (client-side), auto (as the release was written); the predictions follow it")
 	fs.BoolVar(&o.forceConflicts, "force-conflicts", false, "diff upgrade: as Helm 4's helm upgrade --force-conflicts: a server-side apply takes fields other managers own; the predictions follow it")
@@ -239,6 +245,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ExitError
 	}
 	ctx := context.Background()
+	o.manifestOut = out
 	var fileTargets []hrTarget
 	if fs.Arg(0) == "helmrelease" && len(o.files) > 0 {
 		// Bad files fail before the cluster is asked anything.
@@ -272,6 +279,9 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		case err != nil:
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 			return ExitUnmeasured
+		case len(targets) != 1 && o.output == outputManifest:
+			fmt.Fprintf(errOut, "helm-drift diff: -o manifest prints one HelmRelease: the files hold %d; name one (diff helmrelease --file F NAME)\n", len(targets))
+			return ExitError
 		case len(targets) != 1 || o.all || o.allNamespaces:
 			return o.runHelmReleases(ctx, cl, targets, rules, out, errOut)
 		}
@@ -289,6 +299,9 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 // report measures one report, writes it and returns the exit code.
 func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut io.Writer) int {
 	rep, err := measure()
+	if rep == nil && err == nil {
+		return ExitOK // -o manifest: printed, nothing measured
+	}
 	var bad inputError
 	if errors.As(err, &bad) {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
@@ -317,8 +330,11 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 }
 
 func (o *diffOptions) validate(fs *pflag.FlagSet) error {
-	if !slices.Contains(diff.Formats, o.output) {
-		return fmt.Errorf("--output %q: want one of %s", o.output, strings.Join(diff.Formats, ", "))
+	switch {
+	case o.output == outputManifest && (fs.Arg(0) != "upgrade" && fs.Arg(0) != "helmrelease" || o.all || o.allNamespaces):
+		return fmt.Errorf("-o manifest goes with \"diff upgrade\" and \"diff helmrelease NAME\" (one release): it prints what would be installed")
+	case o.output != outputManifest && !slices.Contains(diff.Formats, o.output):
+		return fmt.Errorf("--output %q: want one of %s, or manifest", o.output, strings.Join(diff.Formats, ", "))
 	}
 	if o.normalize != diff.Server && o.normalize != diff.Offline && o.normalize != diff.Auto {
 		return fmt.Errorf("--normalize %q: want server, offline or auto", o.normalize)
@@ -526,25 +542,38 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 		return nil, err
 	}
 	last, err := action.NewGet(cfg).Run(name)
-	if err != nil {
+	install := false
+	var eng engine
+	switch {
+	case err != nil && o.install && errors.Is(err, driver.ErrReleaseNotFound):
+		// helm upgrade --install of a release that does not exist: its install.
+		install, last = true, &release.Release{Name: name, Namespace: o.namespace}
+		eng = engine{engineHelm3, "an install: the Helm 3 CLI's default; --engine helm4 for Helm 4's"}
+		if o.engine == engineHelm4 || o.serverSide == "true" {
+			eng = engine{engineHelm4, "an install with --engine helm4 or --server-side true"}
+		}
+	case err != nil:
 		return nil, releaseError(o.namespace, name, err)
-	}
-	eng, err := o.chooseEngine(cl, name)
-	if err != nil {
-		return nil, err
+	default:
+		if eng, err = o.chooseEngine(cl, name); err != nil {
+			return nil, err
+		}
 	}
 	var first, second string
 	if eng.name == engineHelm4 {
-		first, second, err = o.renderUpgrade4(ctx, cl, name, chartRef, errOut)
+		first, second, err = o.renderUpgrade4(ctx, cl, name, chartRef, install, errOut)
 	} else {
-		first, second, err = o.renderUpgrade3(ctx, settings, cfg, name, chartRef, errOut)
+		first, second, err = o.renderUpgrade3(ctx, settings, cfg, name, chartRef, install, errOut)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if o.output == outputManifest {
+		return nil, writeManifest(o.manifestOut, first)
+	}
 	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: first,
 		Previous: last.Manifest, Rerender: second, CountUnstable: o.countUnstable, Engine: eng.String(),
-		Apply: o.applyOverride(), ForceConflicts: o.forceConflicts, ForceReplace: o.force,
+		Apply: o.applyOverride(), ForceConflicts: o.forceConflicts, ForceReplace: o.force, TakeOwnership: o.takeOwnership,
 		Rules: rules, Normalize: o.normalize, Workers: o.workers})
 }
 
@@ -560,7 +589,7 @@ func (o *diffOptions) applyOverride() string {
 }
 
 // renderUpgrade3 renders the upgrade twice with the Helm 3 SDK.
-func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *action.Configuration, name, chartRef string, errOut io.Writer) (string, string, error) {
+func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *action.Configuration, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
 	rc, err := o.registry.client(settings, errOut)
 	if err != nil {
 		return "", "", inputError{err}
@@ -576,7 +605,9 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	}
 	up.EnableDNS = o.enableDNS
 	up.DisableOpenAPIValidation = true
-	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, o.takeOwnership
+	// Taking ownership changes no byte of the render; whether Helm would refuse an object is
+	// the report's to say (REFUSED), not a failed render.
+	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, true
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
 	r := o.registry
@@ -604,7 +635,17 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 		if err != nil {
 			return "", "", inputError{fmt.Errorf("values: %w", err)}
 		}
-		rel, err := up.RunWithContext(ctx, name, ch, vals)
+		var rel *release.Release
+		if install {
+			in := action.NewInstall(cfg)
+			in.ReleaseName, in.Namespace = name, o.namespace
+			in.DryRun, in.DryRunOption = true, up.DryRunOption
+			in.EnableDNS, in.DisableOpenAPIValidation = up.EnableDNS, true
+			in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = up.SkipSchemaValidation, true, up.PostRenderer
+			rel, err = in.RunWithContext(ctx, ch, vals)
+		} else {
+			rel, err = up.RunWithContext(ctx, name, ch, vals)
+		}
 		if err != nil {
 			return "", "", inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
 		}

@@ -92,6 +92,9 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.Source = src
+	if o.output == outputManifest {
+		return nil, writeManifest(o.manifestOut, r.Manifest)
+	}
 	next := fluxrelease.NextReconcile(hr, last, r)
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		Engine:      "helm-controller's render (the Helm 4 SDK " + moduleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,

@@ -79,7 +79,7 @@ func (o *diffOptions) helmConfiguration4(cl *live.Client) (*action4.Configuratio
 
 // renderUpgrade4 renders the upgrade twice with the Helm 4 SDK, as "helm upgrade" of the Helm 4
 // CLI would (a dry run that answers lookup from the cluster unless --lookup=false).
-func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name, chartRef string, errOut io.Writer) (string, string, error) {
+func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
 	cfg, err := o.helmConfiguration4(cl)
 	if err != nil {
 		return "", "", err
@@ -114,7 +114,7 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 	}
 	up.EnableDNS = o.enableDNS
 	up.DisableOpenAPIValidation = true
-	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, o.takeOwnership
+	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, true // see renderUpgrade3
 	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
 	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
@@ -142,7 +142,16 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 		if err != nil {
 			return "", "", inputError{fmt.Errorf("values: %w", err)}
 		}
-		res, err := up.RunWithContext(ctx, name, ch, vals)
+		var res any
+		if install {
+			in := action4.NewInstall(cfg)
+			in.ReleaseName, in.Namespace = name, o.namespace
+			in.DryRunStrategy, in.EnableDNS, in.DisableOpenAPIValidation = up.DryRunStrategy, up.EnableDNS, true
+			in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = up.SkipSchemaValidation, true, up.PostRenderer
+			res, err = in.RunWithContext(ctx, ch, vals)
+		} else {
+			res, err = up.RunWithContext(ctx, name, ch, vals)
+		}
 		if err != nil {
 			return "", "", inputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", o.namespace, name, err)}
 		}

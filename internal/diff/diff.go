@@ -80,6 +80,10 @@ type Input struct {
 	Next *Next
 	// Source says where the rendered chart came from ("" for none).
 	Source string
+	// TakeOwnership: the upgrade (or install) adopts objects that exist without this
+	// release's ownership metadata, as helm upgrade --take-ownership (and helm-controller by
+	// default) does; without it Helm refuses them.
+	TakeOwnership bool
 }
 
 // Next is what helm-controller's next reconcile of a HelmRelease will do: an Action of
@@ -130,6 +134,8 @@ type Report struct {
 	Unstable int `json:"unstable"`
 	// CountedUnstable: the unstable rows are counted in Divergences.
 	CountedUnstable bool `json:"countedUnstable,omitempty"`
+	// Refused counts the objects Helm would refuse to adopt (the upgrade fails on them).
+	Refused int `json:"refused"`
 	// Unmeasured counts the objects that could not be measured (each says why in its error).
 	Unmeasured int      `json:"unmeasured"`
 	Objects    []Object `json:"objects"`
@@ -151,6 +157,11 @@ type Object struct {
 	Compared int   `json:"compared"`
 	Ignored  int   `json:"ignored,omitempty"`
 	Rows     []Row `json:"divergences"`
+	// Refused says why Helm would refuse this object: new to the release, it exists in the
+	// cluster without the release's ownership metadata (the upgrade then fails on it).
+	// Adopted: the same, taken over with --take-ownership.
+	Refused string `json:"refused,omitempty"`
+	Adopted bool   `json:"adopted,omitempty"`
 }
 
 // Row is one divergence.
@@ -198,7 +209,7 @@ func (r *Report) Measured() bool { return r.Unmeasured == 0 }
 // delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed but is no
 // change on its own.
 func (r *Report) Drift() bool {
-	if r.Divergences > 0 || r.PendingDeletions > 0 {
+	if r.Divergences > 0 || r.PendingDeletions > 0 || r.Refused > 0 {
 		return true
 	}
 	for _, p := range r.Prune {
@@ -323,6 +334,9 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	for i, o := range objs {
 		if o.Error != "" {
 			rep.Unmeasured++
+		}
+		if o.Refused != "" {
+			rep.Refused++
 		}
 		if targets[i].serverSide {
 			rep.Apply = ApplyServerSide
@@ -509,6 +523,18 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		o.Rows = append(o.Rows, row)
 	}
 	t.serverSide = p.serverSide
+	if t.prev == nil && m.in.Release != "" {
+		if reason := helmWouldRefuse(t.live, m.in.Release, m.in.Namespace); reason != "" {
+			if m.in.TakeOwnership {
+				o.Adopted = true
+			} else {
+				o.Refused = reason
+				for i := range o.Rows {
+					o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (Helm refuses to adopt it)"
+				}
+			}
+		}
+	}
 	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, chart, p.prev, t.id.Namespace)
 	if err != nil {
 		return o, err
@@ -586,4 +612,30 @@ func nextReconcile(rows []Row, next Next) {
 			r.Resolved, r.Why = false, "nothing will: "+why
 		}
 	}
+}
+
+// helmWouldRefuse says why Helm would refuse to take live into release/namespace when the
+// release's new manifest brings it in: it lacks the label app.kubernetes.io/managed-by=Helm or
+// the annotations meta.helm.sh/release-name and -namespace naming this release ("" when it has
+// them all).
+// xref: Helm v3 pkg/action/validate.go existingResourceConflict, checkOwnership (Helm 4 the
+// same).
+func helmWouldRefuse(live map[string]any, release, namespace string) string {
+	md, _ := live["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	var why []string
+	if labels["app.kubernetes.io/managed-by"] != "Helm" {
+		why = append(why, `label app.kubernetes.io/managed-by is not "Helm"`)
+	}
+	if got, _ := ann["meta.helm.sh/release-name"].(string); got != release {
+		why = append(why, fmt.Sprintf("annotation meta.helm.sh/release-name is %q, not %q", got, release))
+	}
+	if got, _ := ann["meta.helm.sh/release-namespace"].(string); got != namespace {
+		why = append(why, fmt.Sprintf("annotation meta.helm.sh/release-namespace is %q, not %q", got, namespace))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "it exists and is not this release's (" + strings.Join(why, "; ") + "): Helm fails with \"invalid ownership metadata\"; --take-ownership adopts it"
 }

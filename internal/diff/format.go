@@ -144,6 +144,14 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "TO PRUNE  %s%s\n", p.Object, pruneNote(p))
 	}
 	for _, o := range r.Objects {
+		switch {
+		case o.Refused != "":
+			fmt.Fprintf(w, "REFUSED  %s: %s\n", o.Object, o.Refused)
+		case o.Adopted:
+			fmt.Fprintf(w, "ADOPTED  %s: it exists without this release's ownership metadata; --take-ownership takes it over\n", o.Object)
+		}
+	}
+	for _, o := range r.Objects {
 		if o.Error != "" {
 			fmt.Fprintf(w, "COULD NOT MEASURE  %s: %s\n", o.Object, o.Error)
 		}
@@ -205,6 +213,9 @@ func summary(r *Report) string {
 	}
 	if len(r.Prune) > 0 {
 		s += fmt.Sprintf("; %d objects to prune", len(r.Prune))
+	}
+	if r.Refused > 0 {
+		s += fmt.Sprintf("; %d objects Helm refuses to adopt", r.Refused)
 	}
 	return s
 }
