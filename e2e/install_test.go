@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,6 +43,40 @@ func TestDiffUpgradeInstall(t *testing.T) {
 			h.run(t, false, nil, "upgrade", "web", "testdata/charts/webapp", "--install", "--take-ownership", "-n", ns)
 			if out, errOut, code := diffBinary(t, "release", "web", "-n", ns, "--kubeconfig", cluster.Kubeconfig); code != 0 {
 				t.Errorf("diff release after the adopting install: exit %d\n%s%s", code, out, errOut)
+			}
+		})
+	}
+}
+
+// withDependency writes a chart that depends on testdata/charts/webapp through file://, with
+// nothing in its charts/ directory.
+func withDependency(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "shop")
+	os.MkdirAll(filepath.Join(dir, "templates"), 0o755)
+	os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n- name: webapp\n  version: 1.0.0\n  repository: file://"+filepath.Join(repoRoot, "testdata/charts/webapp")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop}\ndata: {a: b}\n"), 0o644)
+	return dir
+}
+
+// TestDiffUpgradeDependencyUpdate: a chart whose dependency is missing from charts/ fails "diff
+// upgrade" as it fails "helm upgrade"; with --dependency-update, as helm upgrade
+// --dependency-update, the dependency is fetched and the render (subchart included) equals the
+// release installed that way: 0 divergences. Helm 3 and Helm 4.
+func TestDiffUpgradeDependencyUpdate(t *testing.T) {
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) {
+			h := clusterHelm(t, helmName)
+			ns := cluster.Namespace(t)
+			h.run(t, false, nil, "upgrade", "--install", "shop", withDependency(t), "-n", ns, "--dependency-update")
+			chart := withDependency(t)
+			kube := []string{"upgrade", "shop", chart, "-n", ns, "--kubeconfig", cluster.Kubeconfig}
+			if _, errOut, code := diffBinary(t, kube...); code != 1 || !strings.Contains(errOut, "--dependency-update") || !strings.Contains(errOut, "webapp") {
+				t.Errorf("a missing dependency without --dependency-update: exit %d, want 1 naming it\n%s", code, errOut)
+			}
+			out, errOut, code := diffBinary(t, append(kube, "--dependency-update")...)
+			if code != 0 || !strings.Contains(out, "0 divergences") || !strings.Contains(out, "in 5 objects") {
+				t.Errorf("--dependency-update: exit %d, want 0 across the 5 objects (subchart included)\n%s%s", code, out, errOut)
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
@@ -166,6 +167,7 @@ type diffOptions struct {
 	skipSchema       bool
 	takeOwnership    bool
 	install          bool
+	dependencyUpdate bool
 	serverSide       string
 	forceConflicts   bool
 	force            bool
@@ -200,6 +202,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.valueOpts.FileValues, "set-file", nil, "diff upgrade: key=path, the value read from the file; repeatable")
 	fs.StringArrayVar(&o.valueOpts.LiteralValues, "set-literal", nil, "diff upgrade: key=value, the value taken literally (no commas, escapes or types), as helm upgrade --set-literal; repeatable")
 	fs.BoolVar(&o.skipSchema, "skip-schema-validation", false, "diff upgrade: do not validate the values against the chart's values.schema.json, as helm upgrade --skip-schema-validation")
+	fs.BoolVar(&o.dependencyUpdate, "dependency-update", false, "diff upgrade: as helm upgrade --dependency-update: fetch the dependencies missing from the chart's charts/ directory first (written there, as helm writes them)")
 	fs.BoolVarP(&o.install, "install", "i", false, "diff upgrade: as helm upgrade --install: a release that does not exist yet is rendered as its install (every object a creation; an object already in the cluster that Helm would refuse to adopt is reported REFUSED)")
 	fs.BoolVar(&o.takeOwnership, "take-ownership", false, "diff upgrade: render as helm upgrade --take-ownership, which adopts objects another release or nobody owns instead of refusing them")
 	fs.StringVar(&o.serverSide, "server-side", "auto", "diff upgrade: Helm 4's apply method: true (server-side apply), false (client-side), auto (as the release was written); the predictions follow it")
@@ -627,6 +630,25 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	ch, err := loader.Load(path)
 	if err != nil {
 		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+	}
+	// As helm upgrade: dependencies missing from charts/ fail, unless --dependency-update
+	// fetches them (into the chart directory, as helm does).
+	// xref: Helm v3 cmd/helm/upgrade.go (CheckDependencies, downloader.Manager.Update).
+	if req := ch.Metadata.Dependencies; req != nil {
+		if err := action.CheckDependencies(ch, req); err != nil {
+			if !o.dependencyUpdate {
+				return "", "", inputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", chartRef, err)}
+			}
+			man := &downloader.Manager{Out: errOut, ChartPath: path, Keyring: up.ChartPathOptions.Keyring, SkipUpdate: false,
+				Getters: getter.All(settings), RepositoryConfig: settings.RepositoryConfig, RepositoryCache: settings.RepositoryCache,
+				RegistryClient: rc}
+			if err := man.Update(); err != nil {
+				return "", "", inputError{fmt.Errorf("chart %s: --dependency-update: %w", chartRef, err)}
+			}
+			if ch, err = loader.Load(path); err != nil {
+				return "", "", inputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", chartRef, err)}
+			}
+		}
 	}
 	var out [2]string
 	for i := range out {

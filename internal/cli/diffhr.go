@@ -103,10 +103,13 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 		Next: &diff.Next{Action: next.Action, Reason: next.Reason},
 		// helm-controller upgrades with server-side apply and forces conflicts, unless the
 		// HelmRelease turns server-side apply off.
-		Apply: diff.ApplyServerSide, ForceConflicts: true,
+		Apply: diff.ApplyServerSide, ForceConflicts: true, TakeOwnership: !hr.GetUpgrade().DisableTakeOwnership,
 		Rules: rules, Normalize: o.normalize, Workers: o.workers}
 	if ssa := hr.GetUpgrade().ServerSideApply; ssa == v2.ServerSideApplyDisabled {
 		in.Apply, in.ForceConflicts = diff.ApplyClientSide, false
+	}
+	if last == nil {
+		in.TakeOwnership = !hr.GetInstall().DisableTakeOwnership
 	}
 	if last != nil {
 		in.Revision, in.Previous = last.Version, last.Manifest

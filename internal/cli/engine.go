@@ -12,9 +12,11 @@ import (
 
 	"helm.sh/helm/v3/pkg/postrender"
 	action4 "helm.sh/helm/v4/pkg/action"
+	chart4 "helm.sh/helm/v4/pkg/chart"
 	loader4 "helm.sh/helm/v4/pkg/chart/loader"
 	helmcli4 "helm.sh/helm/v4/pkg/cli"
 	values4 "helm.sh/helm/v4/pkg/cli/values"
+	downloader4 "helm.sh/helm/v4/pkg/downloader"
 	getter4 "helm.sh/helm/v4/pkg/getter"
 	postrenderer4 "helm.sh/helm/v4/pkg/postrenderer"
 	registry4 "helm.sh/helm/v4/pkg/registry"
@@ -133,6 +135,27 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 	ch, err := loader4.Load(path)
 	if err != nil {
 		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+	}
+	// xref: Helm v4 pkg/cmd/upgrade.go (CheckDependencies, downloader.Manager.Update).
+	ac, err := chart4.NewAccessor(ch)
+	if err != nil {
+		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
+	}
+	if req := ac.MetaDependencies(); len(req) > 0 {
+		if err := action4.CheckDependencies(ch, req); err != nil {
+			if !o.dependencyUpdate {
+				return "", "", inputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", chartRef, err)}
+			}
+			man := &downloader4.Manager{Out: errOut, ChartPath: path, Keyring: up.ChartPathOptions.Keyring, SkipUpdate: false,
+				Getters: getter4.All(settings), RepositoryConfig: settings.RepositoryConfig, RepositoryCache: settings.RepositoryCache,
+				ContentCache: settings.ContentCache, RegistryClient: rc}
+			if err := man.Update(); err != nil {
+				return "", "", inputError{fmt.Errorf("chart %s: --dependency-update: %w", chartRef, err)}
+			}
+			if ch, err = loader4.Load(path); err != nil {
+				return "", "", inputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", chartRef, err)}
+			}
+		}
 	}
 	vo := values4.Options{ValueFiles: o.valueOpts.ValueFiles, StringValues: o.valueOpts.StringValues, Values: o.valueOpts.Values,
 		FileValues: o.valueOpts.FileValues, JSONValues: o.valueOpts.JSONValues, LiteralValues: o.valueOpts.LiteralValues}
