@@ -125,9 +125,9 @@ nothing (a Secret's data and stringData values printed as "(redacted)"), exit 0.
 An object it cannot read (its kind forbidden or failing, its dry-run refused) fails that
 object, not the run: the report shows the others and lists it under COULD NOT MEASURE.
 
-Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion or an object the
+Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion, an object the
 upgrade would delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed
-under TO PRUNE but is no drift on its own); 3 could not measure (an object or kind unreadable, the API unreachable: never
+under TO PRUNE but is no drift on its own; or an object Helm would refuse to adopt: REFUSED); 3 could not measure (an object or kind unreadable, the API unreachable: never
 reported as clean); 1 usage or other error (no such release, chart or values file).
 `
 

@@ -239,6 +239,9 @@ func writeCounts(w io.Writer, r *Report) {
 	if r.Unstable > 0 {
 		fmt.Fprintf(w, "  %-17s %d (%s)\n", "unstable", r.Unstable, unstableCounted(r))
 	}
+	if r.Refused > 0 {
+		fmt.Fprintf(w, "  %-17s %d objects (Helm refuses to adopt them)\n", "refused", r.Refused)
+	}
 	if r.Unmeasured > 0 {
 		fmt.Fprintf(w, "  %-17s %d objects\n", "could not measure", r.Unmeasured)
 	}
