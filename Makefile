@@ -3,20 +3,24 @@ SHELL := /bin/bash
 GO ?= go
 VERSION := $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' plugin.yaml | head -n1)
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT)
+# IMAGE_REPOSITORY: where the release pushes the self-management Jobs' image; a build stamped
+# with it defaults --self-hook-image to IMAGE_REPOSITORY:vVERSION.
+IMAGE_REPOSITORY ?=
+LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
 .PHONY: all build tools test test-unit lint bench fuzz demo image clean
 
 all: build
 
-## build: bin/helm-drift from this source
+## build: bin/helm-drift (BIN=path for another) from this source; IMAGE_REPOSITORY=... stamps a release build's default hook image
+BIN ?= bin/helm-drift
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/helm-drift ./cmd/helm-drift
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helm-drift
 
 ## image: the container image the self-management Jobs run (the static linux/amd64 helm-drift and
 ## the machine's CA certificates on an empty base; no Docker, nothing downloaded), pushed to
 ## IMAGE; INSECURE=1 for a plain-HTTP registry. Prints IMAGE@digest.
-IMAGE ?= 127.0.0.1:5000/helm-drift:v$(VERSION)
+IMAGE ?= $(if $(IMAGE_REPOSITORY),$(IMAGE_REPOSITORY),127.0.0.1:5000/helm-drift):v$(VERSION)
 image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS) -buildid=" -o bin/linux-amd64/helm-drift ./cmd/helm-drift
 	cd scripts/image && $(GO) run . -binary ../../bin/linux-amd64/helm-drift -ref $(IMAGE) $(if $(INSECURE),-insecure)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,4 +96,51 @@ func TestImage(t *testing.T) {
 	if files["usr/local/bin/helm-drift"] < 1<<20 || files["etc/ssl/certs/ca-certificates.crt"] == 0 {
 		t.Errorf("layer files %v: want the helm-drift binary and the CA bundle", files)
 	}
+}
+
+// TestReleasedHookImage: a build stamped as a release (make image and make build with
+// IMAGE_REPOSITORY) pushes its image as IMAGE_REPOSITORY:vVERSION, names it in "helm drift
+// version", and renders the resumer Job from it when --self-hook-image is not given; the image
+// it names is the one in the registry.
+func TestReleasedHookImage(t *testing.T) {
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	repo := cluster.Registry + "/released/helm-drift"
+	bin := filepath.Join(t.TempDir(), "helm-drift")
+	for _, args := range [][]string{
+		{"image", "IMAGE_REPOSITORY=" + repo, "INSECURE=1"},
+		{"build", "IMAGE_REPOSITORY=" + repo, "BIN=" + bin},
+	} {
+		cmd := exec.Command("make", args...)
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make %v: %v\n%s", args, err, out)
+		}
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	want := repo + ":v"
+	if err != nil || !strings.Contains(string(out), "image:    "+want) {
+		t.Fatalf("helm-drift version of a released build: %v\n%s", err, out)
+	}
+	ref := strings.Fields(string(out)[strings.Index(string(out), "image:    ")+len("image:    "):])[0]
+	input, err := os.ReadFile(filepath.Join(repoRoot, "testdata/render/self-job/input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "render", "--self", "--install", "--release=platform", "--namespace=flux-system",
+		"--self-repository=oci://registry.example.internal/charts", "--kubeconfig=/nonexistent/kubeconfig", "--self-bracket=job")
+	cmd.Stdin = strings.NewReader(string(input))
+	rendered, err := cmd.Output()
+	if err != nil || !strings.Contains(string(rendered), "image: "+ref) {
+		t.Fatalf("render --self-bracket job without --self-hook-image: %v; want the Job's image %s", err, ref)
+	}
+	tag := ref[strings.LastIndex(ref, ":")+1:]
+	req, _ := http.NewRequest(http.MethodGet, "http://"+cluster.Registry+"/v2/released/helm-drift/manifests/"+tag, nil)
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json,application/vnd.docker.distribution.manifest.v2+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the registry does not serve %s: %v %v", ref, err, res)
+	}
+	res.Body.Close()
 }

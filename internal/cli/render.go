@@ -109,7 +109,7 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.self.ValuesSecret, "self-values-secret", "", "with --self: the Secret (key values.yaml) holding the release's user-supplied values (default RELEASE-values)")
 	fs.BoolVar(&o.self.Insecure, "self-insecure", false, "with --self: the registry speaks plain HTTP")
 	fs.StringVar(&o.selfBracket, "self-bracket", "cli", "with --self: how the bracket ends: cli (run \"helm drift self resume\"), job (Helm 3 and 4: a detached resumer Job in the manifest waits until the revision is deployed, then resumes; needs --self-hook-image) or hooks (Helm 4 only, kept for compatibility: rendered as job, since a hook would resume while the revision is still pending)")
-	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket job: an image with helm-drift on its PATH, for the resumer Job")
+	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket job: an image with helm-drift on its PATH, for the resumer Job (default for a released build: its own image, as helm drift version prints)")
 	fs.StringVar(&o.self.ResumerTimeout, "self-resumer-timeout", "", "with --self-bracket job: how long the resumer waits for the revision to be deployed before it gives up without resuming (default 10m)")
 	fs.BoolVar(&o.self.Guard, "self-guard", true, "with --self: render the CLI guard, a ValidatingAdmissionPolicy denying new revisions of the release to anyone but helm-controller's writer (the --self-service-account, else --self-controller-identity), so the Helm CLI is day-0 only; false leaves the CLI able to write revisions helm-controller then reverts")
 	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", transform.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
@@ -282,11 +282,14 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		if err := o.self.Validate(); err != nil {
 			return err
 		}
+		if (o.selfBracket == "hooks" || o.selfBracket == transform.BracketJob) && o.self.HookImage == "" {
+			o.self.HookImage = defaultHookImage() // a released build's own image ("" for another build)
+		}
 		switch {
 		case o.selfBracket == "hooks" && o.self.HookImage == "":
-			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job")
+			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job (a released helm-drift defaults to its own image; this build is not one: see helm drift version)")
 		case o.selfBracket == transform.BracketJob && o.self.HookImage == "":
-			return errors.New("--self-bracket job needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job")
+			return errors.New("--self-bracket job needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job (a released helm-drift defaults to its own image; this build is not one: see helm drift version)")
 		case o.selfBracket == transform.BracketCLI && o.self.HookImage != "":
 			return errors.New("--self-hook-image is for --self-bracket job or hooks")
 		case o.selfBracket != "hooks" && o.selfBracket != transform.BracketCLI && o.selfBracket != transform.BracketJob:

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +56,33 @@ func TestWaitDeployed(t *testing.T) {
 	o := selfOptions{namespace: "apps", timeout: time.Second, force: true}
 	if _, err := o.waitDeployed(context.Background(), &selfClients{helm: cfg}, "app"); err != nil {
 		t.Errorf("--force on a failed release: %v", err)
+	}
+}
+
+// TestDefaultHookImage: a released build (a version and an image repository stamped) renders
+// the resumer Job from its own image when --self-hook-image is not given; a pre-release or a
+// build without a repository has no default and says so.
+func TestDefaultHookImage(t *testing.T) {
+	input, err := os.ReadFile("../../testdata/render/self-job/input.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"render", "--self", "--install", "--release=platform", "--namespace=flux-system",
+		"--self-repository=oci://registry.example.internal/charts", "--kubeconfig=/nonexistent/kubeconfig", "--self-bracket=job"}
+	defer func(v, r string) { version, imageRepository = v, r }(version, imageRepository)
+	for _, tc := range []struct{ version, repo, want string }{
+		{"v0.3.0", "registry.example.internal/tools/helm-drift", "image: registry.example.internal/tools/helm-drift:v0.3.0"},
+		{"v0.3.0-dev", "registry.example.internal/tools/helm-drift", ""},
+		{"v0.3.0", "", ""},
+	} {
+		version, imageRepository = tc.version, tc.repo
+		var out, errOut bytes.Buffer
+		code := Run(args, bytes.NewReader(input), &out, &errOut)
+		switch {
+		case tc.want != "" && (code != 0 || !strings.Contains(out.String(), tc.want)):
+			t.Errorf("%s %q: exit %d, want the Job's %q\n%s", tc.version, tc.repo, code, tc.want, errOut.String())
+		case tc.want == "" && (code != 1 || out.Len() != 0 || !strings.Contains(errOut.String(), "needs --self-hook-image")):
+			t.Errorf("%s %q: exit %d, want 1 asking for --self-hook-image\n%s", tc.version, tc.repo, code, errOut.String())
+		}
 	}
 }

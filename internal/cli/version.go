@@ -5,13 +5,28 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set at build time with -ldflags "-X github.com/helm-drift/helm-drift/internal/cli.version=...".
+// imageRepository is where the release process pushes the self-management Jobs' image (make
+// image; IMAGE_REPOSITORY=... for make build, dist and image): a released build's default
+// --self-hook-image is imageRepository:version.
 var (
-	version = ""
-	commit  = ""
+	version         = ""
+	commit          = ""
+	imageRepository = ""
 )
+
+// defaultHookImage is a released build's own image for the resumer Job, "" for a build that
+// names no image repository or is not a release (no version stamped, or a pre-release "-dev").
+func defaultHookImage() string {
+	v := version
+	if imageRepository == "" || v == "" || strings.Contains(v, "-dev") || strings.Contains(v, "dirty") {
+		return ""
+	}
+	return imageRepository + ":" + v
+}
 
 // versionInfo is what `helm-drift version` prints.
 type versionInfo struct {
@@ -51,5 +66,10 @@ func runVersion(args []string, in io.Reader, out, errOut io.Writer) int {
 	}
 	v := currentVersion()
 	fmt.Fprintf(out, "helm-drift %s\ncommit:   %s\ngo:       %s\nhelm sdk: %s\n", v.Version, v.Commit, v.Go, v.HelmSDK)
+	if img := defaultHookImage(); img != "" {
+		fmt.Fprintf(out, "image:    %s (the default --self-hook-image)\n", img)
+	} else {
+		fmt.Fprintf(out, "image:    none (not a released build: --self-bracket job needs --self-hook-image)\n")
+	}
 	return ExitOK
 }
