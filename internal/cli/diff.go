@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -93,9 +94,13 @@ drops an entry the last release stated) or introduces it (a shadow only the new 
 "--", the deploy's own argument list is parsed as helm upgrade parses it (only helm upgrade's
 flags there; diff's own, such as -o or --normalize, go before "--"). Flags that change how or
 how long Helm applies, records or waits, not what it renders, are accepted and ignored:
---description, --wait, --wait-for-jobs, --timeout, --atomic, --rollback-on-failure,
---cleanup-on-fail, --create-namespace, --no-hooks, --hide-notes, --render-subchart-notes,
---skip-crds, --disable-openapi-validation, --history-max, --labels.
+--description, --wait (Helm 3's bool or Helm 4's strategy), --wait-for-jobs, --timeout,
+--atomic, --rollback-on-failure, --cleanup-on-fail, --create-namespace, --no-hooks,
+--hide-notes, --render-subchart-notes, --skip-crds, --disable-openapi-validation,
+--history-max, --labels, --dry-run, --debug, and after "--" helm's own -o/--output. helm's
+cluster-connection flags (--kube-apiserver, --kube-token, --kube-as-user, --kube-as-group,
+--kube-ca-file, --kube-insecure-skip-tls-verify, --kube-tls-server-name) are refused with a
+message: diff reaches the cluster through a kubeconfig only.
 "diff upgrade" renders twice: a field on which the two renders disagree (a random password,
 a timestamp) is flagged "unstable" and not counted as drift (--count-unstable counts it).
 
@@ -168,6 +173,8 @@ type diffOptions struct {
 	takeOwnership    bool
 	install          bool
 	dependencyUpdate bool
+	verify           bool
+	keyring          string
 	serverSide       string
 	forceConflicts   bool
 	force            bool
@@ -210,6 +217,9 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.force, "force", false, "diff upgrade: as helm upgrade --force (Helm 3) / --force-replace (Helm 4): objects are replaced, so every row is resolved")
 	fs.BoolVar(&o.force, "force-replace", false, "diff upgrade: the Helm 4 name of --force")
 	o.bindIgnored(fs)
+	o.bindRefused(fs)
+	fs.BoolVar(&o.verify, "verify", false, "diff upgrade: as helm upgrade --verify: verify the chart's provenance file before rendering it")
+	fs.StringVar(&o.keyring, "keyring", defaultKeyring(), "diff upgrade: the public keys --verify uses, as helm upgrade --keyring")
 	fs.StringVar(&o.version, "version", "", "diff upgrade: chart version constraint, as helm upgrade --version")
 	fs.StringVar(&o.repo, "repo", "", "diff upgrade: chart repository URL")
 	fs.BoolVar(&o.devel, "devel", false, "diff upgrade: consider development versions too")
@@ -375,7 +385,7 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	case fs.Arg(0) != "release" && fs.Arg(0) != "upgrade":
 		return fmt.Errorf("unknown \"diff %s\": want \"diff upgrade\", \"diff release\" or \"diff helmrelease\"", fs.Arg(0))
 	}
-	var misplaced error
+	misplaced := refusedIn(fs)
 	if fs.Arg(0) == "helmrelease" {
 		fs.Visit(func(f *pflag.Flag) {
 			if misplaced == nil && f.Name != "plain-http" && (strings.HasPrefix(f.Usage, "diff upgrade:") || strings.HasPrefix(f.Usage, ignoredUsage)) {
@@ -417,8 +427,13 @@ func parseDiff(args []string, out, errOut io.Writer) (o *diffOptions, fs *pflag.
 	// The deploy's own argument list, parsed as helm upgrade parses it: only helm upgrade's
 	// flags, bound to the same options.
 	up := upgradeFlagSet(fs)
+	o.bindDeployOutput(up)
 	if code, done := parseFlags(up, diffUsage, deploy, out, errOut); done {
 		return o, fs, code, true
+	}
+	if err := refusedIn(up); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return o, fs, ExitError, true
 	}
 	if up.NArg() != 2 {
 		fmt.Fprintf(errOut, "helm-drift diff: after \"--\" want helm upgrade's arguments: RELEASE CHART [flags], got %d positional arguments\n", up.NArg())
@@ -448,7 +463,7 @@ func upgradeFlagSet(fs *pflag.FlagSet) *pflag.FlagSet {
 	up := pflag.NewFlagSet("diff", pflag.ContinueOnError)
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch {
-		case strings.HasPrefix(f.Usage, "diff upgrade:"), strings.HasPrefix(f.Usage, ignoredUsage),
+		case strings.HasPrefix(f.Usage, "diff upgrade:"), strings.HasPrefix(f.Usage, ignoredUsage), strings.HasPrefix(f.Usage, "refused:"),
 			f.Name == "namespace", f.Name == "kubeconfig", f.Name == "kube-context":
 			up.AddFlag(f)
 		}
@@ -616,6 +631,7 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	r := o.registry
 	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
+	up.Verify, up.Keyring = o.verify, o.keyring
 	if o.postRenderer != "" {
 		pr, err := o.resolvePostRenderer()
 		if err != nil {
@@ -789,4 +805,26 @@ func (r registryOptions) httpClient() (*http.Client, error) {
 		conf.RootCAs = pool
 	}
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}, nil
+}
+
+// defaultKeyring is helm's default --keyring: ~/.gnupg/pubring.gpg (GNUPGHOME when set).
+func defaultKeyring() string {
+	if v, ok := os.LookupEnv("GNUPGHOME"); ok {
+		return filepath.Join(v, "pubring.gpg")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".gnupg", "pubring.gpg")
+	}
+	return ""
+}
+
+// refusedIn reports the first of helm's cluster-connection flags set in fs.
+func refusedIn(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err == nil && slices.Contains(refusedFlags, f.Name) {
+			err = fmt.Errorf("--%s: diff cannot honour it: it reaches the cluster through a kubeconfig only; put the server and credentials in one and pass --kubeconfig (and --kube-context)", f.Name)
+		}
+	})
+	return err
 }

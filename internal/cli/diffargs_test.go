@@ -28,6 +28,9 @@ func TestParseDiffDeployArgs(t *testing.T) {
 	for name, args := range map[string][]string{
 		"direct":   append([]string{"upgrade", "-o", "json"}, deploy...),
 		"after --": append([]string{"upgrade", "-o", "json", "--"}, deploy...),
+		// helm upgrade's own -o, Helm 4's --wait=watcher and a --dry-run after "--" change
+		// nothing diff measures, and diff's -o stays.
+		"after --, helm's -o": append(append([]string{"upgrade", "-o", "json", "--"}, deploy...), "-o", "yaml", "--wait=watcher", "--dry-run=server"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -48,10 +51,12 @@ func TestParseDiffDeployArgs(t *testing.T) {
 		args []string
 		want string
 	}{
-		"diff flag after --":           {[]string{"upgrade", "--", "app", "./chart", "--normalize", "offline"}, "unknown flag: --normalize"},
-		"-- without upgrade":           {[]string{"release", "--", "app", "./chart"}, `"--" goes after "diff upgrade"`},
-		"-- with one argument":         {[]string{"upgrade", "--", "app"}, "want helm upgrade's arguments: RELEASE CHART"},
-		"release with an upgrade flag": {[]string{"release", "app", "--wait"}, `--wait goes with "diff upgrade"`},
+		"diff flag after --":                {[]string{"upgrade", "--", "app", "./chart", "--normalize", "offline"}, "unknown flag: --normalize"},
+		"a cluster flag diff cannot honour": {[]string{"upgrade", "app", "./chart", "--kube-token", "t0ken"}, "--kube-token: diff cannot honour it"},
+		"the same after --":                 {[]string{"upgrade", "--", "app", "./chart", "--kube-apiserver=https://x"}, "--kube-apiserver: diff cannot honour it"},
+		"-- without upgrade":                {[]string{"release", "--", "app", "./chart"}, `"--" goes after "diff upgrade"`},
+		"-- with one argument":              {[]string{"upgrade", "--", "app"}, "want helm upgrade's arguments: RELEASE CHART"},
+		"release with an upgrade flag":      {[]string{"release", "app", "--wait"}, `--wait goes with "diff upgrade"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -121,6 +121,7 @@ func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name,
 	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
 	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
+	up.Verify, up.Keyring = o.verify, o.keyring
 	if o.postRenderer != "" {
 		pr, err := o.resolvePostRenderer()
 		if err != nil {

@@ -13,13 +13,13 @@ const ignoredUsage = "accepted as helm upgrade takes it; changes nothing diff me
 
 // ignoredFlags are the values of those flags (kept only so that they parse as Helm's do).
 type ignoredFlags struct {
-	description                                                 string
-	wait, waitForJobs, atomic, rollbackOnFailure, cleanupOnFail bool
-	createNamespace, noHooks, hideNotes, subNotes, skipCRDs     bool
-	disableOpenAPI                                              bool
-	timeout                                                     time.Duration
-	historyMax                                                  int
-	labels                                                      map[string]string
+	description, wait, dryRun, helmOutput                        string
+	waitForJobs, atomic, rollbackOnFailure, cleanupOnFail, debug bool
+	createNamespace, noHooks, hideNotes, subNotes, skipCRDs      bool
+	disableOpenAPI                                               bool
+	timeout                                                      time.Duration
+	historyMax                                                   int
+	labels                                                       map[string]string
 }
 
 // bindIgnored registers them, hidden from the flag list (the usage text names them).
@@ -27,7 +27,12 @@ func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
 	g := &o.ignored
 	u := ignoredUsage
 	fs.StringVar(&g.description, "description", "", u)
-	fs.BoolVar(&g.wait, "wait", false, u)
+	// Helm 3's --wait is a bool, Helm 4's a strategy (watcher, hookOnly, legacy): both parse.
+	fs.StringVar(&g.wait, "wait", "", u)
+	fs.Lookup("wait").NoOptDefVal = "true"
+	fs.StringVar(&g.dryRun, "dry-run", "", u+" (diff applies nothing anyway)")
+	fs.Lookup("dry-run").NoOptDefVal = "client"
+	fs.BoolVar(&g.debug, "debug", false, u)
 	fs.BoolVar(&g.waitForJobs, "wait-for-jobs", false, u)
 	fs.BoolVar(&g.atomic, "atomic", false, u)
 	fs.BoolVar(&g.rollbackOnFailure, "rollback-on-failure", false, u)
@@ -41,8 +46,28 @@ func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
 	fs.DurationVar(&g.timeout, "timeout", 5*time.Minute, u)
 	fs.IntVar(&g.historyMax, "history-max", 10, u)
 	fs.StringToStringVar(&g.labels, "labels", nil, u+" (labels of the release record, not of its objects)")
-	for _, n := range []string{"description", "wait", "wait-for-jobs", "atomic", "rollback-on-failure", "cleanup-on-fail", "create-namespace",
+	for _, n := range []string{"description", "wait", "dry-run", "debug", "wait-for-jobs", "atomic", "rollback-on-failure", "cleanup-on-fail", "create-namespace",
 		"no-hooks", "hide-notes", "render-subchart-notes", "skip-crds", "disable-openapi-validation", "timeout", "history-max", "labels"} {
 		_ = fs.MarkHidden(n)
 	}
+}
+
+// bindDeployOutput registers helm upgrade's -o/--output (how helm prints the release) for the
+// deploy's argument list after "--", where it must not be taken for diff's own -o.
+func (o *diffOptions) bindDeployOutput(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.ignored.helmOutput, "output", "o", "table", ignoredUsage+" (how helm prints the release; diff's -o goes before \"--\")")
+}
+
+// refusedFlags are helm's cluster-connection flags, which diff cannot honour: it reads the
+// cluster through a kubeconfig only.
+var refusedFlags = []string{"kube-apiserver", "kube-token", "kube-as-user", "kube-as-group", "kube-ca-file",
+	"kube-insecure-skip-tls-verify", "kube-tls-server-name"}
+
+// bindRefused registers them so that they fail with a message saying why, not as unknown.
+func (o *diffOptions) bindRefused(fs *pflag.FlagSet) {
+	for _, n := range refusedFlags {
+		fs.String(n, "", "refused: diff reaches the cluster through --kubeconfig and --kube-context only")
+		_ = fs.MarkHidden(n)
+	}
+	fs.Lookup("kube-insecure-skip-tls-verify").NoOptDefVal = "true"
 }
