@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestDiffUpgradeShadowVerdicts: SHADOWS rows say what the upgrade does to each shadow, from
@@ -31,6 +34,9 @@ func TestDiffUpgradeShadowVerdicts(t *testing.T) {
 		t.Errorf("a shadow the upgrade would introduce is not reported:\n%s", out)
 	}
 	h.run(t, false, nil, "upgrade", "web", "testdata/charts/webapp", "-n", ns, "--set", "inlineLogLevel=debug")
+	if !inlineLogLevel(t, ns) {
+		t.Errorf("the introduced inline LOG_LEVEL is not in the Deployment after the real upgrade")
+	}
 	out, found, resolved := shadow("--set", "inlineLogLevel=debug")
 	if !found || resolved || !strings.Contains(out, "kept: the new render still states the inline entry") {
 		t.Errorf("a shadow the upgrade keeps:\n%s", out)
@@ -40,4 +46,23 @@ func TestDiffUpgradeShadowVerdicts(t *testing.T) {
 	if !found || !resolved || !strings.Contains(out, "removed: the new render drops the inline entry") {
 		t.Errorf("a shadow the upgrade removes:\n%s", out)
 	}
+	h.run(t, false, nil, "upgrade", "web", "testdata/charts/webapp", "-n", ns, "--set", "inlineLogLevel=")
+	if inlineLogLevel(t, ns) {
+		t.Errorf("the inline LOG_LEVEL predicted removed is still in the Deployment after the real upgrade")
+	}
+}
+
+// inlineLogLevel reports whether Deployment ns/web's container states LOG_LEVEL inline.
+func inlineLogLevel(t *testing.T, ns string) bool {
+	t.Helper()
+	d, err := cluster.Kube.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "LOG_LEVEL" {
+			return true
+		}
+	}
+	return false
 }
