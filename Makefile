@@ -8,7 +8,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_REPOSITORY ?=
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
-.PHONY: all build tools test test-unit lint bench fuzz demo image clean
+.PHONY: all build tools test test-unit lint bench fuzz demo image dist clean
 
 all: build
 
@@ -24,6 +24,15 @@ IMAGE ?= $(if $(IMAGE_REPOSITORY),$(IMAGE_REPOSITORY),127.0.0.1:5000/helm-drift)
 image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS) -buildid=" -o bin/linux-amd64/helm-drift ./cmd/helm-drift
 	cd scripts/image && $(GO) run . -binary ../../bin/linux-amd64/helm-drift -ref $(IMAGE) $(if $(INSECURE),-insecure)
+
+## dist: the release archives in dist/ (DIST=dir for another): for each of PLATFORMS, a static,
+## reproducible helm-drift in a Helm plugin archive, and SHA256SUMS. VERSION=x.y.z (default:
+## plugin.yaml's); every file time is the commit's (SOURCE_DATE_EPOCH).
+DIST ?= dist
+PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+dist:
+	$(GO) run ./scripts/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST) -platforms $(PLATFORMS) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY))
 
 ## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
 tools:

@@ -54,7 +54,7 @@ func TestInstallHookBuildsFromSource(t *testing.T) {
 			// A second plugin (Helm 4's post-renderer) reuses the binary instead of building again.
 			if name == "helm4" {
 				out, _ = h.run(t, false, nil, "plugin", "install", filepath.Join(dir, "plugins/drift-render"))
-				if !strings.Contains(out, "using the binary already built") {
+				if !strings.Contains(out, "using the binary already at") {
 					t.Errorf("drift-render install did not reuse the binary:\n%s", out)
 				}
 				list, _ := h.run(t, false, nil, "plugin", "list")
@@ -66,8 +66,8 @@ func TestInstallHookBuildsFromSource(t *testing.T) {
 	}
 }
 
-// TestInstallHookWithoutGo: with no go on PATH and no binary, the hook fails with a message
-// that says what to do.
+// TestInstallHookWithoutGo: with no go on PATH, no binary and no release reachable, the hook
+// fails with a message that says what to do, and installs nothing.
 func TestInstallHookWithoutGo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
@@ -77,13 +77,18 @@ func TestInstallHookWithoutGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("/bin/sh", filepath.Join(dir, "scripts/install.sh"))
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "HELM_DRIFT_RELEASE_URL=http://127.0.0.1:1/none"}
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatalf("install.sh without Go succeeded:\n%s", out)
 	}
-	if !strings.Contains(string(out), "Go is not installed") {
-		t.Errorf("message does not say Go is missing:\n%s", out)
+	for _, want := range []string{"no Go on PATH", "could not download http://127.0.0.1:1/none/SHA256SUMS", "nothing was installed", "Install Go"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the message lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bin/helm-drift")); err == nil {
+		t.Errorf("a binary was installed")
 	}
 }
 
