@@ -31,8 +31,13 @@ image:
 DIST ?= dist
 PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+## With SIGN_KEY (a PGP key name) and KEYRING (its secret keyring; PASSPHRASE_FILE if it has
+## one), also the Helm 4 plugin tarballs drift-VERSION.tgz and drift-render-VERSION.tgz, signed
+## (.prov), packaged by the Helm 4 CLI HELM4.
+HELM4 ?= $(HOME)/.cache/helm-drift/bin/helm4
 dist:
-	$(GO) run ./scripts/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST) -platforms $(PLATFORMS) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY))
+	$(GO) run ./scripts/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST) -platforms $(PLATFORMS) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY)) \
+		$(if $(SIGN_KEY),-helm4 $(HELM4) -sign-key "$(SIGN_KEY)" -keyring $(KEYRING) $(if $(PASSPHRASE_FILE),-passphrase-file $(PASSPHRASE_FILE)))
 
 ## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
 tools:

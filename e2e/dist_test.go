@@ -120,3 +120,104 @@ func TestDistInstall(t *testing.T) {
 		t.Errorf("helm drift version after installing the archive by URL:\n%s", out)
 	}
 }
+
+// throwawayKey makes a PGP key at test time (never a committed one) and returns its name, the
+// secret keyring that signs and the public keyring that verifies.
+func throwawayKey(t *testing.T) (name, secring, pubring string) {
+	t.Helper()
+	gpg, err := exec.LookPath("gpg")
+	if err != nil {
+		t.Fatalf("gpg is needed to make the throwaway signing key (Debian package gnupg; .ci/run installs it): %v", err)
+	}
+	home := t.TempDir()
+	name = "helm-drift test release"
+	params := filepath.Join(home, "params")
+	os.WriteFile(params, []byte("%no-protection\nKey-Type: RSA\nKey-Length: 2048\nName-Real: "+name+"\nName-Email: release@helm-drift.invalid\nExpire-Date: 0\n%commit\n"), 0o600)
+	run := func(args ...string) []byte {
+		cmd := exec.Command(gpg, append([]string{"--batch", "--homedir", home}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("gpg %v: %v", args, err)
+		}
+		return out
+	}
+	run("--gen-key", params)
+	secring, pubring = filepath.Join(home, "secring.gpg"), filepath.Join(home, "pubring.gpg")
+	os.WriteFile(secring, run("--export-secret-keys"), 0o600)
+	os.WriteFile(pubring, run("--export"), 0o644)
+	t.Cleanup(func() { exec.Command("gpgconf", "--homedir", home, "--kill", "gpg-agent").Run() })
+	return name, secring, pubring
+}
+
+// TestDistSignedHelm4: make dist with a signing key also packages the drift and drift-render
+// plugins as Helm 4 plugin tarballs with .prov files; on a machine without Go, Helm 4 installs
+// both from the release location over HTTP, verifying them against the public key (their hooks
+// then fetch and verify the binary archive), and drift-render post-renders; an unsigned tarball
+// is refused unless --verify=false.
+func TestDistSignedHelm4(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	key, secring, pubring := throwawayKey(t)
+	dist := t.TempDir()
+	cmd := exec.Command("make", "dist", "PLATFORMS=linux/amd64", "DIST="+dist, "SIGN_KEY="+key, "KEYRING="+secring, "HELM4="+filepath.Join(toolsDir, "helm4"))
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make dist with a key: %v\n%s", err, out)
+	}
+	sums, _ := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
+	for _, f := range []string{"drift-0.1.0.tgz", "drift-0.1.0.tgz.prov", "drift-render-0.1.0.tgz", "drift-render-0.1.0.tgz.prov"} {
+		if !strings.Contains(string(sums), "  "+f+"\n") {
+			t.Errorf("SHA256SUMS lacks %s:\n%s", f, sums)
+		}
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))
+	t.Cleanup(srv.Close)
+	h := newHelm(t, "helm4")
+	var env []string
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	h.env = append(env, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+	for _, p := range []string{"drift", "drift-render"} {
+		out, errOut := h.run(t, false, nil, "plugin", "install", srv.URL+"/"+p+"-0.1.0.tgz", "--keyring", pubring)
+		if !strings.Contains(out+errOut, "(sha256 verified)") {
+			t.Errorf("%s: the hook did not install the verified archive:\n%s%s", p, out, errOut)
+		}
+	}
+	list, _ := h.run(t, false, nil, "plugin", "list")
+	for _, p := range []string{"drift ", "drift-render"} {
+		if !hasRow(list, p, "signed") {
+			t.Errorf("plugin list: %s is not listed as signed:\n%s", p, list)
+		}
+	}
+	if out, _ := h.run(t, false, nil, "drift", "version"); !strings.Contains(out, "helm-drift v0.1.0") {
+		t.Errorf("helm drift version:\n%s", out)
+	}
+	args := append([]string{"template", "rel", chart, "-n", "platform", "--post-renderer", "drift-render"}, postRendererArgs(ruleArgs...)...)
+	if out, _ := h.run(t, false, nil, args...); !strings.Contains(out, "driftDetection:") {
+		t.Errorf("drift-render from the signed tarball did not post-render:\n%s", out)
+	}
+
+	// Unsigned: refused without --verify=false.
+	unsigned := t.TempDir()
+	src := filepath.Join(unsigned, "drift")
+	os.MkdirAll(filepath.Join(src, "scripts"), 0o755)
+	copyFile(filepath.Join(repoRoot, "plugin.yaml"), filepath.Join(src, "plugin.yaml"), 0o644)
+	copyFile(filepath.Join(repoRoot, "scripts/install.sh"), filepath.Join(src, "scripts/install.sh"), 0o755)
+	h2 := newHelm(t, "helm4")
+	var env2 []string
+	for _, kv := range h2.env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env2 = append(env2, kv)
+		}
+	}
+	h2.env = append(env2, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+	h2.run(t, false, nil, "plugin", "package", src, "--sign=false", "-d", unsigned)
+	_, errOut := h2.run(t, true, nil, "plugin", "install", filepath.Join(unsigned, "drift-0.1.0.tgz"), "--keyring", pubring)
+	if !strings.Contains(errOut, "plugin verification failed: no provenance file (.prov) found") {
+		t.Errorf("an unsigned tarball: want a refusal about its provenance:\n%s", errOut)
+	}
+}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The install and update hook of the Helm plugins. In order:
 #   1. a helm-drift binary already in bin/ (a release archive ships one): use it;
-#   2. Go on PATH: build bin/helm-drift from this source;
+#   2. Go on PATH and the source here (a clone, not a plugin tarball): build bin/helm-drift;
 #   3. else download the release archive for this OS and architecture from HELM_DRIFT_RELEASE_URL
 #      (default: the project's releases for this version), verify it against the release's
 #      SHA256SUMS, and install its binary. A checksum that does not match installs nothing.
@@ -16,7 +16,7 @@ if [ "${1:-}" != "--rebuild" ] && [ -x "$out" ]; then
   exit 0
 fi
 mkdir -p "$root/bin"
-if command -v go >/dev/null 2>&1; then
+if command -v go >/dev/null 2>&1 && [ -f "$root/go.mod" ]; then
   echo "helm-drift: building $out with $(go version | cut -d' ' -f3)..."
   commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
   cd "$root"
@@ -58,7 +58,7 @@ else
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "helm-drift: no Go on PATH: downloading $base/$archive"
+echo "helm-drift: no Go on PATH (or no source here): downloading $base/$archive"
 fetch "$base/SHA256SUMS" "$tmp/SHA256SUMS" || fail "could not download $base/SHA256SUMS (set HELM_DRIFT_RELEASE_URL to where the release is)"
 fetch "$base/$archive" "$tmp/$archive" || fail "could not download $base/$archive"
 want=$(awk -v f="$archive" '$2 == f { print $1 }' "$tmp/SHA256SUMS")

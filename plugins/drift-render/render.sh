@@ -1,15 +1,20 @@
 #!/bin/sh
-# Runs `helm-drift render` with Helm 4's post-renderer arguments. The binary is the one the
-# repository builds (bin/helm-drift two levels up, the drift CLI plugin's), else helm-drift on
-# PATH. With --build (the install hook), builds it from source first if it is missing.
+# Runs `helm-drift render` with Helm 4's post-renderer arguments. The binary is this plugin's
+# own (bin/helm-drift here: a release tarball's install hook puts it there), else the one the
+# repository builds (bin/helm-drift two levels up, the drift CLI plugin's), else the drift
+# plugin's beside this one, else helm-drift on PATH. With --build (the install hook), it is
+# built or downloaded first if missing (scripts/install.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd -P)
-root=$(cd "$here/../.." && pwd -P)
+root=$(cd "$here/../.." 2>/dev/null && pwd -P || echo "$here")
 if [ "${1:-}" = "--build" ]; then
   shift
+  if [ -f "$here/scripts/install.sh" ]; then
+    exec "$here/scripts/install.sh" "$@"
+  fi
   exec "$root/scripts/install.sh" "$@"
 fi
-for bin in "$root/bin/helm-drift" "$(command -v helm-drift 2>/dev/null || true)"; do
+for bin in "$here/bin/helm-drift" "$root/bin/helm-drift" "$(dirname "$here")/drift/bin/helm-drift" "$(command -v helm-drift 2>/dev/null || true)"; do
   if [ -n "$bin" ] && [ -x "$bin" ]; then
     # Helm 4 (v4.3.1, internal/plugin/runtime_subprocess.go runPostrenderer) collects a
     # post-renderer plugin's stderr in a buffer and drops it, printing only "plugin exited with

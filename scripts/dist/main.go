@@ -27,14 +27,22 @@ func main() {
 	out := flag.String("out", "dist", "the output directory")
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64", "GOOS/GOARCH list")
 	epoch := flag.Int64("epoch", 0, "the time of every archive entry, seconds since 1970 (SOURCE_DATE_EPOCH)")
+	helm4 := flag.String("helm4", "", "a Helm 4 CLI: with -sign-key, package the drift and drift-render plugins as signed Helm 4 plugin tarballs")
+	signKey := flag.String("sign-key", "", "the name of the PGP key that signs the Helm 4 plugin tarballs")
+	keyring := flag.String("keyring", "", "the secret keyring holding -sign-key")
+	passphrase := flag.String("passphrase-file", "", "a file holding the key's passphrase (none: an unprotected key)")
 	flag.Parse()
-	if err := run(*version, *commit, *imageRepo, *out, strings.Split(*platforms, ","), time.Unix(*epoch, 0).UTC()); err != nil {
+	sign := signing{helm4: *helm4, key: *signKey, keyring: *keyring, passphrase: *passphrase}
+	if err := run(*version, *commit, *imageRepo, *out, strings.Split(*platforms, ","), time.Unix(*epoch, 0).UTC(), sign); err != nil {
 		fmt.Fprintf(os.Stderr, "dist: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(version, commit, imageRepo, out string, platforms []string, mtime time.Time) error {
+// signing says how to make the Helm 4 plugin tarballs (none without a key).
+type signing struct{ helm4, key, keyring, passphrase string }
+
+func run(version, commit, imageRepo, out string, platforms []string, mtime time.Time, sign signing) error {
 	if strings.TrimPrefix(version, "v") == "" {
 		return fmt.Errorf("-version is required (make dist VERSION=x.y.z)")
 	}
@@ -80,6 +88,11 @@ func run(version, commit, imageRepo, out string, platforms []string, mtime time.
 		}
 		sums[file] = fmt.Sprintf("%x", sha256.Sum256(archive))
 		fmt.Printf("%s  %s\n", sums[file], file)
+	}
+	if sign.key != "" {
+		if err := pluginTarballs(version, out, plugin, install, sign, sums); err != nil {
+			return err
+		}
 	}
 	var files []string
 	for f := range sums {
@@ -170,4 +183,60 @@ func tarball(mtime time.Time, entries []entry) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// pluginTarballs packages the drift CLI plugin and the drift-render post-renderer plugin with
+// "helm plugin package --sign" (Helm 4): each tarball holds the plugin's plugin.yaml and its
+// scripts, no binary; installed, its hook fetches and verifies the archive for the platform.
+// Each comes with its .prov, signed by sign.key; both go into sums.
+func pluginTarballs(version, out string, plugin, install []byte, sign signing, sums map[string]string) error {
+	if sign.helm4 == "" || sign.keyring == "" {
+		return fmt.Errorf("-sign-key needs -helm4 (a Helm 4 CLI) and -keyring (the secret keyring)")
+	}
+	stage, err := os.MkdirTemp("", "helm-drift-plugins-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	render, err := os.ReadFile("plugins/drift-render/plugin.yaml")
+	if err != nil {
+		return err
+	}
+	renderSh, err := os.ReadFile("plugins/drift-render/render.sh")
+	if err != nil {
+		return err
+	}
+	files := map[string][]entry{
+		"drift":        {{"plugin.yaml", plugin, 0o644}, {"scripts/install.sh", install, 0o755}},
+		"drift-render": {{"plugin.yaml", setVersion(render, version), 0o644}, {"render.sh", renderSh, 0o755}, {"scripts/install.sh", install, 0o755}},
+	}
+	for name, entries := range files {
+		dir := filepath.Join(stage, name)
+		for _, e := range entries {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, e.name)), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.name), e.data, os.FileMode(e.mode)); err != nil {
+				return err
+			}
+		}
+		args := []string{"plugin", "package", dir, "--sign", "--key", sign.key, "--keyring", sign.keyring, "-d", out}
+		if sign.passphrase != "" {
+			args = append(args, "--passphrase-file", sign.passphrase)
+		}
+		cmd := exec.Command(sign.helm4, args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("helm plugin package %s: %w", name, err)
+		}
+		for _, f := range []string{name + "-" + version + ".tgz", name + "-" + version + ".tgz.prov"} {
+			data, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				return err
+			}
+			sums[f] = fmt.Sprintf("%x", sha256.Sum256(data))
+			fmt.Printf("%s  %s\n", sums[f], f)
+		}
+	}
+	return nil
 }
