@@ -8,7 +8,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_REPOSITORY ?=
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
-.PHONY: all build tools test test-unit lint bench fuzz demo image dist clean
+.PHONY: all build tools test test-unit lint bench fuzz demo image dist push-plugin clean
 
 all: build
 
@@ -38,6 +38,12 @@ HELM4 ?= $(HOME)/.cache/helm-drift/bin/helm4
 dist:
 	$(GO) run ./scripts/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST) -platforms $(PLATFORMS) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY)) \
 		$(if $(SIGN_KEY),-helm4 $(HELM4) -sign-key "$(SIGN_KEY)" -keyring $(KEYRING) $(if $(PASSPHRASE_FILE),-passphrase-file $(PASSPHRASE_FILE)))
+
+## push-plugin: push the signed Helm 4 plugin tarballs of DIST to REGISTRY (oci://host/path) as
+## Helm plugin artifacts, REGISTRY/drift:VERSION and REGISTRY/drift-render:VERSION; PLAIN_HTTP=1
+## for a plain-HTTP registry. Prints each reference with its digest.
+push-plugin:
+	$(GO) run ./scripts/pushplugin -registry $(REGISTRY) -dir $(DIST) -version $(VERSION) $(if $(PLAIN_HTTP),-plain-http)
 
 ## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
 tools:

@@ -151,9 +151,10 @@ func throwawayKey(t *testing.T) (name, secring, pubring string) {
 
 // TestDistSignedHelm4: make dist with a signing key also packages the drift and drift-render
 // plugins as Helm 4 plugin tarballs with .prov files; on a machine without Go, Helm 4 installs
-// both from the release location over HTTP, verifying them against the public key (their hooks
-// then fetch and verify the binary archive), and drift-render post-renders; an unsigned tarball
-// is refused unless --verify=false.
+// both from the release location over HTTP, and again from the test registry after make
+// push-plugin, verifying them against the public key (their hooks then fetch and verify the
+// binary archive), and drift-render post-renders; an unsigned tarball is refused unless
+// --verify=false.
 func TestDistSignedHelm4(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
@@ -199,6 +200,39 @@ func TestDistSignedHelm4(t *testing.T) {
 	args := append([]string{"template", "rel", chart, "-n", "platform", "--post-renderer", "drift-render"}, postRendererArgs(ruleArgs...)...)
 	if out, _ := h.run(t, false, nil, args...); !strings.Contains(out, "driftDetection:") {
 		t.Errorf("drift-render from the signed tarball did not post-render:\n%s", out)
+	}
+
+	// The same from an OCI registry: make push-plugin, then helm plugin install oci://... (Helm
+	// 4.3.1 reads the version from the reference's tag: it passes --version only to VCS
+	// sources).
+	if cluster != nil {
+		push := exec.Command("make", "push-plugin", "REGISTRY=oci://"+cluster.Registry+"/plugins", "DIST="+dist, "PLAIN_HTTP=1")
+		push.Dir = repoRoot
+		pushed, err := push.CombinedOutput()
+		if err != nil || !strings.Contains(string(pushed), "oci://"+cluster.Registry+"/plugins/drift-render:0.1.0@sha256:") {
+			t.Fatalf("make push-plugin: %v\n%s", err, pushed)
+		}
+		o := newHelm(t, "helm4")
+		var env3 []string
+		for _, kv := range o.env {
+			if !strings.HasPrefix(kv, "PATH=") {
+				env3 = append(env3, kv)
+			}
+		}
+		o.env = append(env3, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+		for _, p := range []string{"drift", "drift-render"} {
+			out, errOut := o.run(t, false, nil, "plugin", "install", "oci://"+cluster.Registry+"/plugins/"+p+":0.1.0", "--plain-http", "--keyring", pubring)
+			if !strings.Contains(out+errOut, "(sha256 verified)") || !strings.Contains(out+errOut, "Plugin Hash Verified") {
+				t.Errorf("%s from OCI: not verified:\n%s%s", p, out, errOut)
+			}
+		}
+		list, _ := o.run(t, false, nil, "plugin", "list")
+		if !hasRow(list, "drift ", "signed") || !hasRow(list, "drift-render", "signed") {
+			t.Errorf("plugin list after the OCI installs:\n%s", list)
+		}
+		if out, _ := o.run(t, false, nil, append([]string{"template", "rel", chart, "-n", "platform", "--post-renderer", "drift-render"}, postRendererArgs(ruleArgs...)...)...); !strings.Contains(out, "driftDetection:") {
+			t.Errorf("drift-render from OCI did not post-render:\n%s", out)
+		}
 	}
 
 	// Unsigned: refused without --verify=false.
