@@ -8,7 +8,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_REPOSITORY ?=
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
-.PHONY: all build tools test test-unit lint bench fuzz demo image dist push-plugin clean
+.PHONY: all build tools test test-unit lint bench fuzz demo image dist push-plugin release clean
 
 all: build
 
@@ -44,6 +44,12 @@ dist:
 ## for a plain-HTTP registry. Prints each reference with its digest.
 push-plugin:
 	$(GO) run ./scripts/pushplugin -registry $(REGISTRY) -dir $(DIST) -version $(VERSION) $(if $(PLAIN_HTTP),-plain-http)
+
+## release: dist (IMAGE_REPOSITORY stamped, SIGN_KEY/KEYRING signing), image (IMAGE_REPOSITORY:vVERSION),
+## push-plugin (REGISTRY), then DIST/RELEASE_NOTES.md with every checksum and digest (scripts/release.sh).
+release:
+	VERSION=$(VERSION) DIST=$(DIST) REGISTRY=$(REGISTRY) IMAGE_REPOSITORY=$(IMAGE_REPOSITORY) SIGN_KEY="$(SIGN_KEY)" KEYRING=$(KEYRING) \
+		PLATFORMS=$(PLATFORMS) INSECURE=$(INSECURE) PLAIN_HTTP=$(PLAIN_HTTP) PASSPHRASE_FILE=$(PASSPHRASE_FILE) MAKE="$(MAKE)" sh scripts/release.sh
 
 ## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
 tools:

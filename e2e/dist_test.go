@@ -255,3 +255,45 @@ func TestDistSignedHelm4(t *testing.T) {
 		t.Errorf("an unsigned tarball: want a refusal about its provenance:\n%s", errOut)
 	}
 }
+
+// TestRelease: make release, against the test registry with a throwaway key, writes release
+// notes that name the self-management image with the digest the registry serves and both
+// plugins with theirs, and its binaries default --self-hook-image to that image.
+func TestRelease(t *testing.T) {
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	key, secring, _ := throwawayKey(t)
+	dist := t.TempDir()
+	repo := cluster.Registry + "/release/helm-drift"
+	cmd := exec.Command("make", "release", "VERSION=0.1.0", "DIST="+dist, "PLATFORMS=linux/amd64", "REGISTRY=oci://"+cluster.Registry+"/release",
+		"IMAGE_REPOSITORY="+repo, "SIGN_KEY="+key, "KEYRING="+secring, "INSECURE=1", "PLAIN_HTTP=1", "HELM4="+filepath.Join(toolsDir, "helm4"))
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make release: %v\n%s", err, out)
+	}
+	notes, err := os.ReadFile(filepath.Join(dist, "RELEASE_NOTES.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodHead, "http://"+cluster.Registry+"/v2/release/helm-drift/manifests/v0.1.0", nil)
+	req.Header.Set("Accept", "application/vnd.oci.image.manifest.v1+json,application/vnd.docker.distribution.manifest.v2+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the registry does not serve the image: %v %v", err, res)
+	}
+	res.Body.Close()
+	for _, want := range []string{repo + ":v0.1.0@" + res.Header.Get("Docker-Content-Digest"), "oci://" + cluster.Registry + "/release/drift:0.1.0@sha256:",
+		"oci://" + cluster.Registry + "/release/drift-render:0.1.0@sha256:", "helm-drift-v0.1.0-linux-amd64.tar.gz", "drift-0.1.0.tgz.prov"} {
+		if !strings.Contains(string(notes), want) {
+			t.Errorf("the release notes lack %q:\n%s", want, notes)
+		}
+	}
+	x := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", filepath.Join(dist, "helm-drift-v0.1.0-linux-amd64.tar.gz"), "-C", x).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(x, "bin/helm-drift"), "version").CombinedOutput(); err != nil || !strings.Contains(string(out), "image:    "+repo+":v0.1.0 (the default --self-hook-image)") {
+		t.Errorf("the released binary's version: %v\n%s", err, out)
+	}
+}
