@@ -60,6 +60,10 @@ func Run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ExitOK
 	case "--version":
 		return runVersion(nil, in, out, errOut)
+	case "__complete-plugin": // plugin.complete (hidden)
+		return runComplete(args[1:], in, out, errOut)
+	case "__completion-yaml": // writes completion.yaml (hidden)
+		return runCompletionYAML(args[1:], in, out, errOut)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

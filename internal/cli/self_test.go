@@ -86,3 +86,36 @@ func TestDefaultHookImage(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionYAML: the committed completion.yaml is what the flag sets generate.
+func TestCompletionYAML(t *testing.T) {
+	want, err := completionYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../completion.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("completion.yaml is stale: run bin/helm-drift __completion-yaml > completion.yaml")
+	}
+}
+
+// TestCompleteArgs: plugin.complete's answers that need no cluster.
+func TestCompleteArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", "--norm"}, ":4\n"},
+		{[]string{"diff", "upgrade", "web", ""}, ":0\n"},
+		{[]string{"version", ""}, ":4\n"},
+		{nil, ":4\n"},
+	} {
+		var out bytes.Buffer
+		if code := runComplete(tc.args, nil, &out, io.Discard); code != 0 || out.String() != tc.want {
+			t.Errorf("%v: %q (exit %d), want %q", tc.args, out.String(), code, tc.want)
+		}
+	}
+}

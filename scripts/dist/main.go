@@ -1,7 +1,7 @@
 // Command dist builds helm-drift's release archives: for each platform, a static binary built
 // reproducibly (-trimpath, no VCS stamp, no build id, the version, commit and image repository
-// stamped) in a Helm plugin archive (plugin.yaml, bin/helm-drift, scripts/install.sh at its
-// root, where helm plugin install URL looks for them), every file time set to SOURCE_DATE_EPOCH, owner root, entries sorted, gzip
+// stamped) in a Helm plugin archive (plugin.yaml, bin/helm-drift, scripts/install.sh,
+// completion.yaml and plugin.complete at its root, where helm plugin install URL looks), every file time set to SOURCE_DATE_EPOCH, owner root, entries sorted, gzip
 // without a name or time; and a SHA256SUMS file over the archives. Run by make dist.
 package main
 
@@ -59,6 +59,15 @@ func run(version, commit, imageRepo, out string, platforms []string, mtime time.
 	if err != nil {
 		return err
 	}
+	completion, err := os.ReadFile("completion.yaml")
+	if err != nil {
+		return err
+	}
+	complete, err := os.ReadFile("plugin.complete")
+	if err != nil {
+		return err
+	}
+	extra := []entry{{"completion.yaml", completion, 0o644}, {"plugin.complete", complete, 0o755}}
 	sums := map[string]string{}
 	for _, p := range platforms {
 		goos, goarch, ok := strings.Cut(strings.TrimSpace(p), "/")
@@ -74,12 +83,12 @@ func run(version, commit, imageRepo, out string, platforms []string, mtime time.
 			name += ".exe"
 		}
 		file := fmt.Sprintf("helm-drift-v%s-%s-%s.tar.gz", version, goos, goarch)
-		archive, err := tarball(mtime, []entry{
+		archive, err := tarball(mtime, append([]entry{
 			{"bin/" + name, bin, 0o755},
 			{"bin/.installed", []byte("release archive " + file + "\n"), 0o644},
 			{"plugin.yaml", plugin, 0o644},
 			{"scripts/install.sh", install, 0o755},
-		})
+		}, extra...))
 		if err != nil {
 			return err
 		}
@@ -90,7 +99,7 @@ func run(version, commit, imageRepo, out string, platforms []string, mtime time.
 		fmt.Printf("%s  %s\n", sums[file], file)
 	}
 	if sign.key != "" {
-		if err := pluginTarballs(version, out, plugin, install, sign, sums); err != nil {
+		if err := pluginTarballs(version, out, plugin, install, extra, sign, sums); err != nil {
 			return err
 		}
 	}
@@ -189,7 +198,7 @@ func tarball(mtime time.Time, entries []entry) ([]byte, error) {
 // "helm plugin package --sign" (Helm 4): each tarball holds the plugin's plugin.yaml and its
 // scripts, no binary; installed, its hook fetches and verifies the archive for the platform.
 // Each comes with its .prov, signed by sign.key; both go into sums.
-func pluginTarballs(version, out string, plugin, install []byte, sign signing, sums map[string]string) error {
+func pluginTarballs(version, out string, plugin, install []byte, extra []entry, sign signing, sums map[string]string) error {
 	if sign.helm4 == "" || sign.keyring == "" {
 		return fmt.Errorf("-sign-key needs -helm4 (a Helm 4 CLI) and -keyring (the secret keyring)")
 	}
@@ -207,7 +216,7 @@ func pluginTarballs(version, out string, plugin, install []byte, sign signing, s
 		return err
 	}
 	files := map[string][]entry{
-		"drift":        {{"plugin.yaml", plugin, 0o644}, {"scripts/install.sh", install, 0o755}},
+		"drift":        append([]entry{{"plugin.yaml", plugin, 0o644}, {"scripts/install.sh", install, 0o755}}, extra...),
 		"drift-render": {{"plugin.yaml", setVersion(render, version), 0o644}, {"render.sh", renderSh, 0o755}, {"scripts/install.sh", install, 0o755}},
 	}
 	for name, entries := range files {
