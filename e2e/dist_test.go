@@ -11,6 +11,18 @@ import (
 	"testing"
 )
 
+// noGo puts h on a PATH without Go (/usr/bin:/bin; Go lives in /usr/local/go here), with url as
+// the release location the install hook downloads from.
+func noGo(h *helmCLI, url string) {
+	var env []string
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HELM_DRIFT_RELEASE_URL=") {
+			env = append(env, kv)
+		}
+	}
+	h.env = append(env, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+url)
+}
+
 // makeDist runs make dist for linux/amd64 into dir and returns the archive's name.
 func makeDist(t *testing.T, dir string) string {
 	t.Helper()
@@ -62,15 +74,6 @@ func TestDistInstall(t *testing.T) {
 	os.WriteFile(filepath.Join(wrongSum, archive), orig, 0o644)
 	os.WriteFile(filepath.Join(wrongSum, "SHA256SUMS"), []byte(strings.Repeat("0", 64)+"  "+archive+"\n"), 0o644)
 
-	noGo := func(h *helmCLI, url string) {
-		var env []string
-		for _, kv := range h.env {
-			if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HELM_DRIFT_RELEASE_URL=") {
-				env = append(env, kv)
-			}
-		}
-		h.env = append(env, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+url)
-	}
 	source := func() string {
 		dir := filepath.Join(t.TempDir(), "helm-drift")
 		if err := copyTracked(repoRoot, dir); err != nil {
@@ -175,13 +178,7 @@ func TestDistSignedHelm4(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))
 	t.Cleanup(srv.Close)
 	h := newHelm(t, "helm4")
-	var env []string
-	for _, kv := range h.env {
-		if !strings.HasPrefix(kv, "PATH=") {
-			env = append(env, kv)
-		}
-	}
-	h.env = append(env, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+	noGo(h, srv.URL)
 	for _, p := range []string{"drift", "drift-render"} {
 		out, errOut := h.run(t, false, nil, "plugin", "install", srv.URL+"/"+p+"-0.1.0.tgz", "--keyring", pubring)
 		if !strings.Contains(out+errOut, "(sha256 verified)") {
@@ -213,13 +210,7 @@ func TestDistSignedHelm4(t *testing.T) {
 			t.Fatalf("make push-plugin: %v\n%s", err, pushed)
 		}
 		o := newHelm(t, "helm4")
-		var env3 []string
-		for _, kv := range o.env {
-			if !strings.HasPrefix(kv, "PATH=") {
-				env3 = append(env3, kv)
-			}
-		}
-		o.env = append(env3, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+		noGo(o, srv.URL)
 		for _, p := range []string{"drift", "drift-render"} {
 			out, errOut := o.run(t, false, nil, "plugin", "install", "oci://"+cluster.Registry+"/plugins/"+p+":0.1.0", "--plain-http", "--keyring", pubring)
 			if !strings.Contains(out+errOut, "(sha256 verified)") || !strings.Contains(out+errOut, "Plugin Hash Verified") {
@@ -242,13 +233,7 @@ func TestDistSignedHelm4(t *testing.T) {
 	copyFile(filepath.Join(repoRoot, "plugin.yaml"), filepath.Join(src, "plugin.yaml"), 0o644)
 	copyFile(filepath.Join(repoRoot, "scripts/install.sh"), filepath.Join(src, "scripts/install.sh"), 0o755)
 	h2 := newHelm(t, "helm4")
-	var env2 []string
-	for _, kv := range h2.env {
-		if !strings.HasPrefix(kv, "PATH=") {
-			env2 = append(env2, kv)
-		}
-	}
-	h2.env = append(env2, "PATH=/usr/bin:/bin", "HELM_DRIFT_RELEASE_URL="+srv.URL)
+	noGo(h2, srv.URL)
 	h2.run(t, false, nil, "plugin", "package", src, "--sign=false", "-d", unsigned)
 	_, errOut := h2.run(t, true, nil, "plugin", "install", filepath.Join(unsigned, "drift-0.1.0.tgz"), "--keyring", pubring)
 	if !strings.Contains(errOut, "plugin verification failed: no provenance file (.prov) found") {

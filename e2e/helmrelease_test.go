@@ -85,8 +85,8 @@ spec:
             value: {patched-by: flux}`, ns, mode, tag)
 }
 
-// storedRelease is the release helm-controller stored, read with the Helm 4 SDK.
-func storedRelease(t *testing.T, ns, name string) *release4.Release {
+// helm4Config is the Helm 4 SDK's action configuration on the test environment, storage in ns.
+func helm4Config(t *testing.T, ns string) *action4.Configuration {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &cluster.Kubeconfig, &ns
@@ -94,7 +94,13 @@ func storedRelease(t *testing.T, ns, name string) *release4.Release {
 	if err := cfg.Init(flags, ns, ""); err != nil {
 		t.Fatal(err)
 	}
-	r, err := cfg.Releases.Last(name)
+	return cfg
+}
+
+// storedRelease is the release helm-controller stored, read with the Helm 4 SDK.
+func storedRelease(t *testing.T, ns, name string) *release4.Release {
+	t.Helper()
+	r, err := helm4Config(t, ns).Releases.Last(name)
 	if err != nil {
 		t.Fatalf("release %s/%s: %v", ns, name, err)
 	}
@@ -126,13 +132,7 @@ func renderHelmRelease(t *testing.T, ns, name string) *fluxrelease.Rendered {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := fluxrelease.IdentityOf(hr)
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig, flags.Namespace = &cluster.Kubeconfig, &id.Storage
-	cfg := action4.NewConfiguration()
-	if err := cfg.Init(flags, id.Storage, ""); err != nil {
-		t.Fatal(err)
-	}
+	cfg := helm4Config(t, fluxrelease.IdentityOf(hr).Storage)
 	// With the inputs unchanged, the next action's render is what helm-controller stored for
 	// the last revision: the manifest does not depend on the revision number.
 	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg})

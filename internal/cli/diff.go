@@ -741,6 +741,13 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 	sort.Slice(rows, func(i, j int) bool {
 		return rows[i].Namespace+"/"+rows[i].Release < rows[j].Namespace+"/"+rows[j].Release
 	})
+	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return r.Namespace + "/" + r.Release }, out, errOut)
+}
+
+// writeSummary prints the summary rows of a --all run, then on stderr what could not be
+// measured (name says which release or HelmRelease a row is), and returns the exit code: 3 if
+// anything could not be measured, else 2 if any row shows drift, else 0.
+func (o *diffOptions) writeSummary(rows []diff.SummaryRow, unmeasured []string, name func(diff.SummaryRow) string, out, errOut io.Writer) int {
 	if err := diff.WriteSummary(out, rows, o.output); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
@@ -754,7 +761,7 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 	for _, r := range rows {
 		switch {
 		case r.Error != "":
-			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s/%s: %s\n", r.Namespace, r.Release, r.Error)
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)
 			code = ExitUnmeasured
 		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
 			code = ExitDrift

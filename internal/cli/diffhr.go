@@ -318,26 +318,7 @@ func (o *diffOptions) runHelmReleases(ctx context.Context, cl *live.Client, targ
 	}
 	wg.Wait()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].HelmRelease < rows[j].HelmRelease })
-	if err := diff.WriteSummary(out, rows, o.output); err != nil {
-		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
-		return ExitError
-	}
-	code := ExitOK
-	sort.Strings(unmeasured)
-	for _, u := range unmeasured {
-		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
-		code = ExitUnmeasured
-	}
-	for _, r := range rows {
-		switch {
-		case r.Error != "":
-			fmt.Fprintf(errOut, "helm-drift diff: could not measure HelmRelease %s: %s\n", r.HelmRelease, r.Error)
-			code = ExitUnmeasured
-		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
-			code = ExitDrift
-		}
-	}
-	return code
+	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return "HelmRelease " + r.HelmRelease }, out, errOut)
 }
 
 // allHelmReleases lists the HelmReleases of the namespace (every namespace with -A).
