@@ -46,7 +46,6 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	name := "HelmRelease " + hr.Namespace + "/" + hr.Name
 	var get fluxrelease.Getter = cl
 	if t.stream != nil {
-		t.stream.cluster = cl
 		get = t.stream
 		// A HelmRelease as written has no status: the one in the cluster says what
 		// helm-controller last did, and the file's spec is a new generation of it.
@@ -110,8 +109,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	}
 	if last == nil {
 		in.TakeOwnership = !hr.GetInstall().DisableTakeOwnership
-	}
-	if last != nil {
+	} else {
 		in.Revision, in.Previous = last.Version, last.Manifest
 		if hr.GetUpgrade().ServerSideApply == "" || hr.GetUpgrade().ServerSideApply == v2.ServerSideApplyAuto {
 			if last.ApplyMethod != "ssa" {
@@ -268,7 +266,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 }
 
 // streamGetter answers from the --file objects first (a source or a values ConfigMap the
-// change adds or edits), then from the cluster.
+// change adds or edits), then from the cluster (set once connected, before any diff runs).
 type streamGetter struct {
 	index   map[string]map[string]any
 	cluster fluxrelease.Getter
