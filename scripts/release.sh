@@ -8,8 +8,10 @@ set -eu
 : "${VERSION:?}" "${DIST:?}" "${REGISTRY:?REGISTRY=oci://host/path}" "${IMAGE_REPOSITORY:?IMAGE_REPOSITORY=host/path/helm-drift}" "${SIGN_KEY:?}" "${KEYRING:?}"
 make="${MAKE:-make}"
 $make dist VERSION="$VERSION" DIST="$DIST" IMAGE_REPOSITORY="$IMAGE_REPOSITORY" SIGN_KEY="$SIGN_KEY" KEYRING="$KEYRING" ${PLATFORMS:+PLATFORMS=$PLATFORMS} ${PASSPHRASE_FILE:+PASSPHRASE_FILE=$PASSPHRASE_FILE}
-image=$($make -s image VERSION="$VERSION" IMAGE_REPOSITORY="$IMAGE_REPOSITORY" ${INSECURE:+INSECURE=1} | tail -n1)
-plugins=$($make -s push-plugin VERSION="$VERSION" DIST="$DIST" REGISTRY="$REGISTRY" ${PLAIN_HTTP:+PLAIN_HTTP=1})
+# Only the lines that name what was pushed (a make nested in another prints directory lines).
+image=$($make -s --no-print-directory image VERSION="$VERSION" IMAGE_REPOSITORY="$IMAGE_REPOSITORY" ${INSECURE:+INSECURE=1} | grep '@sha256:' | tail -n1)
+plugins=$($make -s --no-print-directory push-plugin VERSION="$VERSION" DIST="$DIST" REGISTRY="$REGISTRY" ${PLAIN_HTTP:+PLAIN_HTTP=1} | grep '^oci://.*@sha256:')
+[ -n "$image" ] && [ -n "$plugins" ] || { echo "release: the image or the plugins were not pushed" >&2; exit 1; }
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
   echo "# helm-drift v$VERSION"
