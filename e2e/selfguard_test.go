@@ -129,6 +129,19 @@ func TestSelfGuard(t *testing.T) {
 	h.run(t, false, nil, "uninstall", "app", "-n", ns)
 }
 
+// postRendererHelm is a helm CLI on the test environment and the --post-renderer arguments
+// that run helm-drift render under it: the binary's path for Helm 3, the drift-render plugin
+// (installed here) for Helm 4.
+func postRendererHelm(t *testing.T, helmName string) (*helmCLI, []string) {
+	t.Helper()
+	h := clusterHelm(t, helmName)
+	if helmName == "helm4" {
+		h.installPlugins(t)
+		return h, []string{"--post-renderer", "drift-render"}
+	}
+	return h, []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+}
+
 // TestSelfMoveExisting: a release installed by the CLI without the post-renderer is moved into
 // self-management by a later "helm upgrade ... --self" (the HelmRelease does not exist yet, so
 // it is rendered suspended), under Helm 3 and Helm 4: resume hands it to helm-controller in one
@@ -136,12 +149,7 @@ func TestSelfGuard(t *testing.T) {
 func TestSelfMoveExisting(t *testing.T) {
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
-			h := clusterHelm(t, helmName)
-			postRenderer := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
-			if helmName == "helm4" {
-				h.installPlugins(t)
-				postRenderer = []string{"--post-renderer", "drift-render"}
-			}
+			h, postRenderer := postRendererHelm(t, helmName)
 			ns := cluster.Namespace(t)
 			ctx := context.Background()
 			deployerRBAC(t, ns, "app-deployer")
@@ -203,12 +211,7 @@ func TestSelfMoveExisting(t *testing.T) {
 func TestSelfUninstallRefused(t *testing.T) {
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
-			h := clusterHelm(t, helmName)
-			postRenderer := []string{"--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
-			if helmName == "helm4" {
-				h.installPlugins(t)
-				postRenderer = []string{"--post-renderer", "drift-render"}
-			}
+			h, postRenderer := postRendererHelm(t, helmName)
 			ns := cluster.Namespace(t)
 			ctx := context.Background()
 			kube := cluster.Kube

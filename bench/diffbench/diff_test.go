@@ -69,22 +69,29 @@ func median(rs []run) run {
 	return rs[len(rs)/2]
 }
 
+// startBench starts the test environment (stopped when the test ends) and builds helm-drift.
+func startBench(t *testing.T) (*testenv.Env, string) {
+	t.Helper()
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Stop() })
+	bin := filepath.Join(t.TempDir(), "helm-drift")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/helm-drift")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return env, bin
+}
+
 func TestDiffCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
 	}
 	root := testenv.RepoRoot()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	bin := filepath.Join(t.TempDir(), "helm-drift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/helm-drift")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	env, bin := startBench(t)
 	helm := env.HelmBin("helm3")
 	helmDiff := filepath.Join(filepath.Dir(helm), "helm-diff")
 	if _, err := os.Stat(helmDiff); err != nil {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -35,17 +34,7 @@ func TestHelmReleaseCompare(t *testing.T) {
 		t.Skip("run with -compare (make bench)")
 	}
 	root := testenv.RepoRoot()
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
-	bin := filepath.Join(t.TempDir(), "helm-drift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/helm-drift")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	env, bin := startBench(t)
 	helm := env.HelmBin("helm4")
 	home := t.TempDir()
 	base := append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "HELM_CONFIG_HOME="+filepath.Join(home, "config"),

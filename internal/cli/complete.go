@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v3/pkg/action"
@@ -134,7 +135,7 @@ func completionKube(flags map[string]string) (kubeOptions, string) {
 	if k.kubeconfig == "" {
 		k.kubeconfig = os.Getenv("KUBECONFIG")
 	}
-	k.timeout = 5e9
+	k.timeout = 5 * time.Second // a prompt must not hang on an unreachable cluster
 	ns := envOr("HELM_NAMESPACE", "default")
 	for _, f := range []string{"-n", "--namespace"} {
 		if v := flags[f]; v != "" {
