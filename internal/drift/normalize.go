@@ -16,6 +16,30 @@ var toolMarks = []string{
 	"deployment.kubernetes.io/revision", "kubectl.kubernetes.io/last-applied-configuration",
 }
 
+// MergeStringData merges a Secret's stringData into its data, base64-encoded, and drops it, as
+// the API server stores the Secret (stringData is write-only). obj's top level is changed; the
+// maps it held are not.
+// xref: Kubernetes API reference, Secret.stringData.
+func MergeStringData(obj map[string]any) {
+	sd, ok := obj["stringData"].(map[string]any)
+	if !ok {
+		return
+	}
+	data := map[string]any{}
+	if d, ok := obj["data"].(map[string]any); ok {
+		for k, v := range d {
+			data[k] = v
+		}
+	}
+	for k, v := range sd {
+		if str, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(str))
+		}
+	}
+	obj["data"] = data
+	delete(obj, "stringData")
+}
+
 // Normalize returns a copy of obj (decoded JSON) without what no chart states: status, the
 // metadata the API server writes, and the marks Helm, Flux and kubectl add. namespace, when
 // not empty, is set on an object that names none (Helm installs it there). Apply it to both
@@ -26,22 +50,8 @@ func Normalize(obj map[string]any, namespace string) map[string]any {
 		out[k] = v
 	}
 	delete(out, "status")
-	// A Secret's stringData is write-only: the API server merges it into data, base64-encoded.
-	// xref: Kubernetes API reference, Secret.stringData.
-	if sd, ok := obj["stringData"].(map[string]any); ok && obj["kind"] == "Secret" {
-		data := map[string]any{}
-		if d, ok := obj["data"].(map[string]any); ok {
-			for k, v := range d {
-				data[k] = v
-			}
-		}
-		for k, v := range sd {
-			if str, ok := v.(string); ok {
-				data[k] = base64.StdEncoding.EncodeToString([]byte(str))
-			}
-		}
-		out["data"] = data
-		delete(out, "stringData")
+	if obj["kind"] == "Secret" {
+		MergeStringData(out)
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	m := make(map[string]any, len(meta))

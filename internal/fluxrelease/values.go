@@ -2,7 +2,6 @@ package fluxrelease
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -13,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/helm-drift/helm-drift/internal/drift"
 )
 
 // Getter reads one object as unstructured content; an object that does not exist is a
@@ -80,26 +81,12 @@ func (c getClient) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 		return err
 	}
 	if kind == "Secret" {
-		if sd, ok := m["stringData"].(map[string]any); ok {
-			cp := make(map[string]any, len(m))
-			for k, v := range m {
-				cp[k] = v
-			}
-			m = cp
-			data := map[string]any{}
-			if old, ok := m["data"].(map[string]any); ok {
-				for k, v := range old {
-					data[k] = v
-				}
-			}
-			for k, v := range sd {
-				if s, ok := v.(string); ok {
-					data[k] = base64.StdEncoding.EncodeToString([]byte(s))
-				}
-			}
-			m["data"] = data
-			delete(m, "stringData")
+		cp := make(map[string]any, len(m))
+		for k, v := range m {
+			cp[k] = v
 		}
+		m = cp
+		drift.MergeStringData(m)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj); err != nil {
 		return fmt.Errorf("%s %s: %w", kind, key, err)
