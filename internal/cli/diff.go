@@ -712,37 +712,51 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: listing releases: %v\n", err)
 		return ExitUnmeasured
 	}
-	rows := make([]diff.SummaryRow, len(rels))
+	rows, unmeasured := o.summaries(len(rels), func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+		rel := rels[i]
+		rep, err := o.measure(ctx, cl, rel, rel.Manifest, rules)
+		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
+	})
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].Namespace+"/"+rows[i].Release < rows[j].Namespace+"/"+rows[j].Release
+	})
+	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return r.Namespace + "/" + r.Release }, out, errOut)
+}
+
+// summaries measures n releases concurrently (a quarter of --concurrency at a time), one
+// summary row each. measure(i) returns the report, the row to show when it fails (with the
+// error filled in here) and the name its unmeasured objects are listed under
+// ("NAME: object: error").
+func (o *diffOptions) summaries(n int, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) ([]diff.SummaryRow, []string) {
+	rows := make([]diff.SummaryRow, n)
 	var (
 		wg         sync.WaitGroup
 		mu         sync.Mutex
 		unmeasured []string
 	)
 	sem := make(chan struct{}, max(1, o.workers/4))
-	for i, rel := range rels {
+	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rep, err := o.measure(ctx, cl, rel, rel.Manifest, rules)
+			rep, failed, name, err := measure(i)
 			if err != nil {
-				rows[i] = diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Error: err.Error()}
+				failed.Error = err.Error()
+				rows[i] = failed
 				return
 			}
 			rows[i] = diff.Summarise(rep)
 			for _, obj := range rep.Objects {
 				if obj.Error != "" {
 					mu.Lock()
-					unmeasured = append(unmeasured, fmt.Sprintf("%s/%s: %s: %s", rel.Namespace, rel.Name, obj.Object, obj.Error))
+					unmeasured = append(unmeasured, fmt.Sprintf("%s: %s: %s", name, obj.Object, obj.Error))
 					mu.Unlock()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	sort.Slice(rows, func(i, j int) bool {
-		return rows[i].Namespace+"/"+rows[i].Release < rows[j].Namespace+"/"+rows[j].Release
-	})
-	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return r.Namespace + "/" + r.Release }, out, errOut)
+	return rows, unmeasured
 }
 
 // writeSummary prints the summary rows of a --all run, then on stderr what could not be

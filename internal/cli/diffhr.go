@@ -286,35 +286,12 @@ func (s *streamGetter) Get(ctx context.Context, group, version, kind, namespace,
 // runHelmReleases diffs several HelmReleases (--all, or a --file with more than one), one
 // summary row each.
 func (o *diffOptions) runHelmReleases(ctx context.Context, cl *live.Client, targets []hrTarget, rules []transform.IgnoreRule, out, errOut io.Writer) int {
-	rows := make([]diff.SummaryRow, len(targets))
-	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		unmeasured []string
-	)
-	sem := make(chan struct{}, max(1, o.workers/4))
-	for i, t := range targets {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			md, _ := t.obj["metadata"].(map[string]any)
-			hrName := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
-			rep, err := o.diffHelmRelease(ctx, cl, t, rules)
-			if err != nil {
-				rows[i] = diff.SummaryRow{HelmRelease: hrName, Next: "?", Release: "?", Namespace: "?", Error: err.Error()}
-				return
-			}
-			rows[i] = diff.Summarise(rep)
-			for _, obj := range rep.Objects {
-				if obj.Error != "" {
-					mu.Lock()
-					unmeasured = append(unmeasured, fmt.Sprintf("HelmRelease %s: %s: %s", hrName, obj.Object, obj.Error))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
+	rows, unmeasured := o.summaries(len(targets), func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+		md, _ := targets[i].obj["metadata"].(map[string]any)
+		hrName := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
+		rep, err := o.diffHelmRelease(ctx, cl, targets[i], rules)
+		return rep, diff.SummaryRow{HelmRelease: hrName, Next: "?", Release: "?", Namespace: "?"}, "HelmRelease " + hrName, err
+	})
 	sort.Slice(rows, func(i, j int) bool { return rows[i].HelmRelease < rows[j].HelmRelease })
 	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return "HelmRelease " + r.HelmRelease }, out, errOut)
 }
