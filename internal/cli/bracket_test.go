@@ -14,37 +14,42 @@ import (
 	"github.com/helm-drift/helm-drift/internal/live"
 )
 
-type fakeGetter struct{ err error }
+type fakeGetter struct {
+	err       error
+	suspended bool
+}
 
 func (f fakeGetter) Get(context.Context, string, string, string, string, string) (map[string]any, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return map[string]any{"kind": "HelmRelease"}, nil
+	return map[string]any{"kind": "HelmRelease", "spec": map[string]any{"suspend": f.suspended}}, nil
 }
 
-// TestBracket: suspended on install and while the HelmRelease does not exist; not when it
-// exists and this is an upgrade; an error when Flux's CRDs are absent; suspended with a warning
-// when the lookup fails.
+// TestBracket: suspended on install, while the HelmRelease does not exist and while it is
+// suspended (the bracket stays open through a CLI write); adopted (kept, guard armed) only when
+// it exists, is active and this is an upgrade; an error when Flux's CRDs are absent; suspended
+// with a warning when the lookup fails.
 func TestBracket(t *testing.T) {
 	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "helm.toolkit.fluxcd.io", Resource: "helmreleases"}, "app")
 	tests := map[string]struct {
-		err         error
+		get         fakeGetter
 		install     bool
-		want        bool
+		want        selfState
 		wantErr     string
 		wantWarning bool
 	}{
-		"exists, upgrade":  {nil, false, false, "", false},
-		"exists, install":  {nil, true, true, "", false},
-		"absent":           {notFound, false, true, "", false},
-		"no Flux CRDs":     {fmt.Errorf("HelmRelease.helm.toolkit.fluxcd.io: %w", live.ErrNotServed), false, false, "has no Flux CRDs", false},
-		"lookup forbidden": {errors.New("forbidden"), false, true, "", true},
+		"active, upgrade":    {get: fakeGetter{}, want: selfState{adopted: true}},
+		"active, install":    {get: fakeGetter{}, install: true, want: selfState{suspend: true}},
+		"suspended, upgrade": {get: fakeGetter{suspended: true}, want: selfState{suspend: true}},
+		"absent":             {get: fakeGetter{err: notFound}, want: selfState{suspend: true}},
+		"no Flux CRDs":       {get: fakeGetter{err: fmt.Errorf("HelmRelease.helm.toolkit.fluxcd.io: %w", live.ErrNotServed)}, wantErr: "has no Flux CRDs"},
+		"lookup forbidden":   {get: fakeGetter{err: errors.New("forbidden")}, want: selfState{suspend: true}, wantWarning: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var warn bytes.Buffer
-			got, err := bracket(context.Background(), fakeGetter{tc.err}, "https://api", "apps", "app", tc.install, &warn)
+			got, err := bracket(context.Background(), tc.get, "https://api", "apps", "app", tc.install, &warn)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -52,7 +57,7 @@ func TestBracket(t *testing.T) {
 				return
 			}
 			if err != nil || got != tc.want {
-				t.Fatalf("suspend = %v, %v; want %v", got, err, tc.want)
+				t.Fatalf("state = %+v, %v; want %+v", got, err, tc.want)
 			}
 			if (warn.Len() > 0) != tc.wantWarning {
 				t.Errorf("warning %q", warn.String())

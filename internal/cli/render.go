@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/helm-drift/helm-drift/internal/config"
@@ -57,10 +58,13 @@ with one identity, two HelmReleases writing one Helm release): see "helm drift o
 Self-management (--self): appends an OCIRepository and a HelmRelease named after the release, in
 its namespace, that write this very release (releaseName, targetNamespace and storageNamespace
 equal to the CLI release's), from --self-repository, in the range >=VERSION <NEXT-MAJOR.0.0,
-with the user-supplied values from the Secret RELEASE-values, and helm.sh/resource-policy: keep.
-The HelmRelease is rendered suspended with --install and whenever it does not exist in the
-cluster yet (or the cluster cannot be asked); "helm drift self resume" ends that bracket. The
-drift detection decisions above are carried into it as postRenderers.
+with the user-supplied values from the Secret RELEASE-values. The HelmRelease is rendered
+suspended with --install, whenever it does not exist in the cluster yet (or the cluster cannot be
+asked) and while it is suspended there; "helm drift self resume" ends that bracket. Until then
+the pair and the CLI guard are ordinary objects of the release (the guard only audits): a failed
+--atomic install, helm uninstall, upgrade and rollback all work. The hand-over arms the guard
+and marks the pair and the guard helm.sh/resource-policy: keep, so that helm-controller's first
+upgrade keeps them. The drift detection decisions above are carried into it as postRenderers.
 
 Exit codes: 0 rendered; 1 an error (nothing written to stdout).
 `
@@ -192,10 +196,12 @@ func (o *renderOptions) applySelfConfig(c *config.Self) {
 	}
 }
 
-// selfSuspended decides the bracket: the HelmRelease is rendered suspended on an install and
-// whenever it does not exist in the cluster yet; an unreachable cluster is the safe side
-// (suspended, with a warning). Flux CRDs absent from a cluster that answers is an error.
-func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
+// selfState decides the bracket and whether helm-controller writes the release already: the
+// HelmRelease is rendered suspended on an install, whenever it does not exist in the cluster
+// yet and while it is suspended there (a CLI write during the bracket keeps it open); an
+// unreachable cluster is the safe side (suspended, with a warning). Flux CRDs absent from a
+// cluster that answers is an error.
+func (o *renderOptions) selfState(errOut io.Writer) (selfState, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*o.kube.timeout)
 	defer cancel()
 	cl, err := o.kube.connect(ctx)
@@ -203,9 +209,18 @@ func (o *renderOptions) selfSuspended(errOut io.Writer) (bool, error) {
 		return lookupFailed(errOut, o.namespace, o.release, err), nil
 	}
 	if err := guardServed(o.self.Guard, cl.Server, cl.Version); err != nil {
-		return false, err
+		return selfState{}, err
 	}
 	return bracket(ctx, cl, cl.Server, o.namespace, o.release, o.install, errOut)
+}
+
+// selfState is what the render of the pair needs to know of the cluster.
+type selfState struct {
+	// suspend: render the HelmRelease suspended (the bracket is open, or opens now).
+	suspend bool
+	// adopted: the HelmRelease exists and is active, so helm-controller writes the release:
+	// the pair is kept and the guard armed, as the hand-over left them.
+	adopted bool
 }
 
 // guardServed refuses the CLI guard on a cluster older than Kubernetes 1.30, which has no GA
@@ -222,9 +237,9 @@ func guardServed(guard bool, server, gitVersion string) error {
 }
 
 // lookupFailed warns that the HelmRelease could not be looked up and chooses the safe side.
-func lookupFailed(errOut io.Writer, namespace, release string, err error) (suspend bool) {
+func lookupFailed(errOut io.Writer, namespace, release string, err error) selfState {
 	fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", namespace, release, err)
-	return true
+	return selfState{suspend: true}
 }
 
 // helmReleaseGetter is what the bracket asks the cluster; *live.Client implements it.
@@ -232,19 +247,22 @@ type helmReleaseGetter interface {
 	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
 }
 
-// bracket decides whether the self HelmRelease is rendered suspended, given a cluster that
-// answers.
-func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, release string, install bool, errOut io.Writer) (bool, error) {
-	_, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", namespace, release)
+// bracket decides the self state, given a cluster that answers.
+func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, release string, install bool, errOut io.Writer) (selfState, error) {
+	hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", namespace, release)
 	switch {
 	case errors.Is(err, live.ErrNotServed):
-		return false, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", server)
+		return selfState{}, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", server)
 	case apierrors.IsNotFound(err):
-		return true, nil
+		return selfState{suspend: true}, nil
 	case err != nil:
 		return lookupFailed(errOut, namespace, release, err), nil
 	}
-	return install, nil
+	suspended, _, _ := unstructured.NestedBool(hr, "spec", "suspend")
+	if install || suspended {
+		return selfState{suspend: true}, nil
+	}
+	return selfState{adopted: true}, nil
 }
 
 func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
@@ -312,9 +330,11 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 			return fmt.Errorf("--self: the release namespace is not known for certain (Helm 3 does not pass it to a post-renderer, and a default would make helm-controller install a second copy of the chart there): add --namespace=NS with the -n of helm install (Helm 3: --post-renderer-args --namespace=NS), or set HELM_NAMESPACE")
 		}
 		r.Transforms = append(r.Transforms, selfNamespaceCheck{namespace: o.namespace, release: o.release})
-		if o.self.Suspend, err = o.selfSuspended(errOut); err != nil {
+		state, err := o.selfState(errOut)
+		if err != nil {
 			return err
 		}
+		o.self.Suspend, o.self.Adopted = state.suspend, state.adopted
 		r.Transforms = append(r.Transforms, &o.self)
 	}
 	if o.owners != "off" {

@@ -27,7 +27,7 @@ func TestWaitDeployed(t *testing.T) {
 		release.StatusDeployed:       {false, ""},
 		release.StatusPendingInstall: {false, "still pending-install after 1s: nothing resumed"},
 		release.StatusPendingUpgrade: {false, "still pending-upgrade after 1s: nothing resumed"},
-		release.StatusFailed:         {false, "failed (boom): nothing resumed; fix it, or resume anyway with --force"},
+		release.StatusFailed:         {false, "failed (boom): nothing resumed; the CLI guard is not armed before the hand-over, so fix it with helm upgrade (or helm rollback), or remove it with helm uninstall app -n apps; or resume anyway with --force"},
 		release.StatusUninstalled:    {false, "is uninstalled, not deployed: nothing resumed"},
 	}
 	for st, tc := range tests {

@@ -17,8 +17,18 @@ import (
 // Self appends the self-management pair for the release being installed: an OCIRepository
 // for the release's own chart and a HelmRelease that writes the very same Helm release, so
 // that helm-controller adopts it after a CLI install and rolls it forward inside its major
-// version. Both carry helm.sh/resource-policy: keep, because helm-controller renders the chart
-// without this post-renderer and must not delete them on its first upgrade.
+// version.
+//
+// Until helm-controller has adopted the release (Adopted false: an install, or a release whose
+// HelmRelease is absent or still suspended), the pair and the CLI guard are ordinary objects of
+// the release: no helm.sh/resource-policy: keep, and the guard's bindings only audit. Every Helm
+// recovery path works then: a failed --atomic install removes them with everything else, and so
+// does helm uninstall. The hand-over ("helm drift self resume", or the resumer Job) arms the
+// guard and marks the live objects keep before it resumes the HelmRelease, because
+// helm-controller renders the chart without this post-renderer and must not delete them on its
+// first upgrade (Helm's upgrade reads the live object's resource policy; its uninstall reads
+// the stored manifest's). A render for a release helm-controller already writes (Adopted true)
+// renders that armed state, so that a CLI write cannot disarm it.
 type Self struct {
 	// Release and Namespace are the CLI release's.
 	Release, Namespace string
@@ -38,6 +48,10 @@ type Self struct {
 	Insecure bool
 	// Suspend renders the HelmRelease suspended: the bracket, ended by `helm drift self resume`.
 	Suspend bool
+	// Adopted: helm-controller writes the release already (its HelmRelease exists and is
+	// active). The pair and the guard are then rendered as the hand-over left them: kept
+	// (helm.sh/resource-policy: keep) and the guard armed.
+	Adopted bool
 	// Drift, when set, has its decisions carried into the HelmRelease as postRenderers, so
 	// helm-controller's own upgrades keep them.
 	Drift *DriftDetection
@@ -175,8 +189,10 @@ func (s *Self) Transform(st *manifest.Stream) error {
 	}
 	meta := map[string]any{
 		"name": s.Release, "namespace": s.Namespace,
-		"labels":      map[string]any{SelfLabel: "true"},
-		"annotations": map[string]any{"helm.sh/resource-policy": "keep"},
+		"labels": map[string]any{SelfLabel: "true"},
+	}
+	if s.Adopted {
+		meta["annotations"] = map[string]any{ResourcePolicyAnnotation: KeepPolicy}
 	}
 	repoSpec := map[string]any{
 		"interval": interval,
@@ -245,40 +261,62 @@ func (s *Self) resumer(secret string) []map[string]any {
 	meta := func() map[string]any {
 		return map[string]any{"name": name, "namespace": s.Namespace, "labels": map[string]any{SelfLabel: "true", ResumerLabel: s.Release}}
 	}
-	return []map[string]any{
+	subjects := []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": s.Namespace}}
+	objs := []map[string]any{
 		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()},
 		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(), "rules": resumerRules(secret, s.Release)},
 		{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": s.Namespace}}},
-		{"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(), "spec": map[string]any{
-			"backoffLimit": 0,
-			"template": map[string]any{
-				"metadata": map[string]any{"labels": map[string]any{ResumerLabel: s.Release}},
-				"spec": map[string]any{
-					"serviceAccountName": name,
-					"restartPolicy":      "Never",
-					"containers": []any{map[string]any{
-						"name":    "resume",
-						"image":   s.HookImage,
-						"command": []any{"helm-drift", "self", "resume", s.Release, "--namespace", s.Namespace, "--timeout", timeout},
-					}},
-				},
-			},
-		}},
+			"subjects": subjects},
 	}
+	if s.Guard {
+		// Arming the guard at the hand-over patches its policy and bindings, which are
+		// cluster-scoped: exactly those three, by name.
+		guard := GuardName(s.Namespace, s.Release)
+		crMeta := map[string]any{"name": guard + ".resumer", "labels": map[string]any{SelfLabel: "true", ResumerLabel: s.Release}}
+		var bindings []any
+		for _, b := range GuardBindings(s.Namespace, s.Release) {
+			bindings = append(bindings, b.Name)
+		}
+		objs = append(objs,
+			map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": crMeta, "rules": []any{
+				map[string]any{"apiGroups": []any{"admissionregistration.k8s.io"}, "resources": []any{"validatingadmissionpolicies"}, "resourceNames": []any{guard}, "verbs": []any{"get", "patch"}},
+				map[string]any{"apiGroups": []any{"admissionregistration.k8s.io"}, "resources": []any{"validatingadmissionpolicybindings"}, "resourceNames": bindings, "verbs": []any{"get", "patch"}},
+			}},
+			map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": crMeta,
+				"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": guard + ".resumer"},
+				"subjects": subjects},
+		)
+	}
+	return append(objs, map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": meta(), "spec": map[string]any{
+		"backoffLimit": 0,
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{ResumerLabel: s.Release}},
+			"spec": map[string]any{
+				"serviceAccountName": name,
+				"restartPolicy":      "Never",
+				"containers": []any{map[string]any{
+					"name":    "resume",
+					"image":   s.HookImage,
+					"command": []any{"helm-drift", "self", "resume", s.Release, "--namespace", s.Namespace, "--timeout", timeout},
+				}},
+			},
+		},
+	}})
 }
 
 // ResumerLabel marks the resumer Job and its RBAC with the release they resume.
 const ResumerLabel = "helm-drift.io/resumer"
 
 // resumerRules are what resuming needs: Helm's release storage (read the revision and its
-// values), the values Secret, and the HelmRelease.
+// values), the values Secret, and the pair (marked keep at the hand-over; the HelmRelease
+// resumed).
 func resumerRules(secret, release string) []any {
 	return []any{
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list"}},
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{secret}, "verbs": []any{"get", "patch", "create"}},
 		map[string]any{"apiGroups": []any{HelmReleaseGroup}, "resources": []any{"helmreleases"}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
+		map[string]any{"apiGroups": []any{"source.toolkit.fluxcd.io"}, "resources": []any{"ocirepositories"}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
 	}
 }
 
@@ -369,8 +407,12 @@ func splitChartLabel(l string) (string, string, bool) {
 }
 
 // guard renders the ValidatingAdmissionPolicy and its bindings that make the Helm CLI day-0 only
-// for this release. Anyone but helm-controller's writer (or, for a namespaced object, anyone
-// while the namespace carries AllowCLIAnnotation) is refused:
+// for this release once helm-controller has adopted it. Until the hand-over arms it (Adopted
+// false), its bindings only audit: the install, a failed install's --atomic uninstall, a
+// helm uninstall, upgrade or rollback of a release not yet handed over all pass, and nothing is
+// kept, so no failure before the hand-over leaves a release that neither Helm nor
+// helm-controller can finish or remove. Armed, anyone but helm-controller's writer (or, for a
+// namespaced object, anyone while the namespace carries AllowCLIAnnotation) is refused:
 //   - a CREATE of one of the release's storage Secrets (type helm.sh/release.v1, label
 //     name=RELEASE, in its namespace): a revision helm-controller did not make;
 //   - the uninstall: the UPDATE that marks the last revision "uninstalling", and a DELETE of a
@@ -381,8 +423,8 @@ func splitChartLabel(l string) (string, string, bool) {
 //
 // Kubernetes' own controllers (kube-system ServiceAccounts, kube-controller-manager) may still
 // delete, so that deleting the namespace or garbage collection is never blocked. Other updates
-// pass: the CLI's own install and the upgrade that brings the pair in create their revision
-// before the policy exists, and mark it deployed with an update. Admission configuration kinds
+// pass: the CLI's own install and the upgrade that brings the pair in mark their revision
+// deployed with an update. Admission configuration kinds
 // (webhook configurations, admission policies) are exempt from admission policies: a refused
 // uninstall still deletes those of the chart, and helm-controller's next upgrade or drift
 // correction puts them back. A second binding repeats each refusal as a warning, which Helm
@@ -396,11 +438,11 @@ func splitChartLabel(l string) (string, string, bool) {
 func (s *Self) guard(valuesSecret string) []map[string]any {
 	name := GuardName(s.Namespace, s.Release)
 	meta := func(name string) map[string]any {
-		return map[string]any{
-			"name":        name,
-			"labels":      map[string]any{SelfLabel: "true"},
-			"annotations": map[string]any{"helm.sh/resource-policy": "keep"},
+		m := map[string]any{"name": name, "labels": map[string]any{SelfLabel: "true"}}
+		if s.Adopted {
+			m["annotations"] = map[string]any{ResourcePolicyAnnotation: KeepPolicy}
 		}
+		return m
 	}
 	writeMessage := fmt.Sprintf("release %s/%s is managed by Flux (HelmRelease %s/%s): the Helm CLI may not write a new revision of it. "+
 		"Change its values in Secret %s/%s (key values.yaml) and let helm-controller upgrade it, "+
@@ -440,11 +482,42 @@ func (s *Self) guard(valuesSecret string) []map[string]any {
 			},
 		},
 	}
-	binding := func(name, action string) map[string]any {
-		return map[string]any{
-			"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": meta(name),
-			"spec": map[string]any{"policyName": GuardName(s.Namespace, s.Release), "validationActions": []any{action}},
+	objs := []map[string]any{policy}
+	for _, b := range GuardBindings(s.Namespace, s.Release) {
+		action := GuardDisarmed
+		if s.Adopted {
+			action = b.Armed
 		}
+		objs = append(objs, map[string]any{
+			"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": meta(b.Name),
+			"spec": map[string]any{"policyName": name, "validationActions": []any{action}},
+		})
 	}
-	return []map[string]any{policy, binding(name, "Deny"), binding(name+".warn", "Warn")}
+	return objs
 }
+
+// GuardBinding is one binding of the CLI guard's policy and the validation action it has once
+// the guard is armed.
+type GuardBinding struct {
+	Name, Armed string
+}
+
+// GuardBindings are the bindings of the CLI guard of a release: one that denies and one that
+// repeats each refusal as a warning (Helm prints warnings; for the uninstall it reports only
+// "failed to delete release").
+func GuardBindings(namespace, release string) []GuardBinding {
+	name := GuardName(namespace, release)
+	return []GuardBinding{{Name: name, Armed: "Deny"}, {Name: name + ".warn", Armed: "Warn"}}
+}
+
+// GuardDisarmed is the validation action of the guard's bindings until the hand-over: the
+// policy is evaluated and its would-be refusals only recorded in the audit log, so that the
+// Helm CLI still writes, rolls back and uninstalls the release.
+const GuardDisarmed = "Audit"
+
+// Helm's resource policy: an object annotated keep outlives the uninstall and the upgrade that
+// drops it from the manifest.
+const (
+	ResourcePolicyAnnotation = "helm.sh/resource-policy"
+	KeepPolicy               = "keep"
+)
