@@ -101,6 +101,11 @@ func checkDriftCorrection(t *testing.T, ns string, withRenderer bool) {
 		if cond := condition(hr, "Ready"); cond != "True" {
 			return false, "Ready=" + cond + ": " + conditionMessage(hr, "Ready")
 		}
+		// Flux's patch helper writes the conditions and the rest of the status in two
+		// requests: Ready=True can be seen before status.history, which is read next.
+		if history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history"); len(history) == 0 {
+			return false, "Ready=True but no status.history yet"
+		}
 		_, err = cms.Get(ctx, "component-settings", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -175,18 +180,28 @@ func logHas(ns, text string) bool {
 	return false
 }
 
-// latestRevision is the Helm revision of the component's release as helm-controller records it.
+// latestRevision is the Helm revision of the component's release as helm-controller records it
+// in status.history, waited for: the status fields other than the conditions are written in a
+// request of their own, after them.
 func latestRevision(t *testing.T, ns string) int64 {
 	t.Helper()
-	hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "component", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history")
-	if len(history) == 0 {
-		t.Fatalf("HelmRelease %s/component has no status.history", ns)
-	}
-	v, _, _ := unstructured.NestedInt64(history[0].(map[string]any), "version")
+	var v int64
+	testenv.Eventually(t, time.Minute, "HelmRelease "+ns+"/component records status.history", func() (bool, string) {
+		hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "component", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history")
+		if len(history) == 0 {
+			return false, "no status.history"
+		}
+		latest, ok := history[0].(map[string]any)
+		if !ok {
+			return false, "status.history[0] is not an object"
+		}
+		v, _, _ = unstructured.NestedInt64(latest, "version")
+		return v > 0, "status.history[0].version unset"
+	})
 	return v
 }
 
