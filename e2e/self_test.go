@@ -28,7 +28,7 @@ func packageSelfApp(t *testing.T, h *helmCLI, version, edition string) string {
 	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"Chart.yaml", "values.yaml", "templates/configmap.yaml"} {
+	for _, f := range []string{"Chart.yaml", "values.yaml", "templates/configmap.yaml", "templates/deployment.yaml"} {
 		data, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)

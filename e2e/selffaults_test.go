@@ -52,10 +52,32 @@ func cutProxy(t *testing.T, n int, delivered bool) string {
 func TestSelfResumeFaults(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	tgz := packageSelfApp(t, h, "1.0.0", "1.0")
-	for _, tc := range []struct {
+	// The hand-over's writes, in order: each one cut, before and after it reached the server.
+	failed := func(ns string) map[int]string {
+		guard := "helm-drift-self." + ns + ".app"
+		return map[int]string{
+			1: "values Secret " + ns + "/app-values",
+			2: "mark OCIRepository " + ns + "/app keep",
+			3: "mark the CLI guard's ValidatingAdmissionPolicy " + guard + " keep",
+			4: "arm the CLI guard's ValidatingAdmissionPolicyBinding " + guard + ":",
+			5: "arm the CLI guard's ValidatingAdmissionPolicyBinding " + guard + ".warn",
+			6: "resume HelmRelease " + ns + "/app",
+		}
+	}
+	var cases []struct {
 		write     int
 		delivered bool
-	}{{1, false}, {1, true}, {2, false}, {2, true}} {
+	}
+	for w := 1; w <= 6; w++ {
+		cases = append(cases, struct {
+			write     int
+			delivered bool
+		}{w, false}, struct {
+			write     int
+			delivered bool
+		}{w, true})
+	}
+	for _, tc := range cases {
 		t.Run(fmt.Sprintf("write%d-delivered=%v", tc.write, tc.delivered), func(t *testing.T) {
 			t.Parallel()
 			ns := cluster.Namespace(t)
@@ -72,7 +94,7 @@ func TestSelfResumeFaults(t *testing.T) {
 			if err == nil {
 				t.Fatalf("resume cut at write %d succeeded:\n%s", tc.write, out)
 			}
-			want := map[int]string{1: "values Secret " + ns + "/app-values", 2: "resume HelmRelease " + ns + "/app"}[tc.write]
+			want := failed(ns)[tc.write]
 			if !strings.Contains(errOut, want) {
 				t.Errorf("resume cut at write %d: the message does not say what failed (want %q):\n%s", tc.write, want, errOut)
 			}

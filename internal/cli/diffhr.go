@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -140,11 +141,11 @@ func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
 // across the HelmReleases of one run.
 type hrGetters struct {
 	mu      sync.Mutex
-	getters map[string]*restGetter
+	getters map[string]*action.RESTGetter
 }
 
 // getter returns the cached REST getter for namespace.
-func (o *diffOptions) getter(cl *live.Client, namespace string) (*restGetter, error) {
+func (o *diffOptions) getter(cl *live.Client, namespace string) (*action.RESTGetter, error) {
 	o.hrGetters.mu.Lock()
 	defer o.hrGetters.mu.Unlock()
 	if g, ok := o.hrGetters.getters[namespace]; ok {
@@ -155,7 +156,7 @@ func (o *diffOptions) getter(cl *live.Client, namespace string) (*restGetter, er
 		return nil, err
 	}
 	if o.hrGetters.getters == nil {
-		o.hrGetters.getters = map[string]*restGetter{}
+		o.hrGetters.getters = map[string]*action.RESTGetter{}
 	}
 	o.hrGetters.getters[namespace] = g
 	return g, nil
