@@ -350,3 +350,117 @@ func TestSelfStuckAfterHandOver(t *testing.T) {
 		t.Errorf("self status after the handback:\n%s", status)
 	}
 }
+
+// TestSelfFailedUpgrade: a release the CLI installed without the post-renderer, moved into
+// self-management by a "helm upgrade --self" that fails. With --atomic, Helm rolls it back and
+// the rollback removes the pair and the guard (nothing is kept before the hand-over). Without
+// it, the failed revision has the bracket open: "self status" names "helm rollback", which
+// removes them the same way; an upgrade killed mid-wait (pending-upgrade) likewise.
+func TestSelfFailedUpgrade(t *testing.T) {
+	for _, mode := range []string{"atomic", "failed", "interrupted"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ns := cluster.Namespace(t)
+			h, args := selfFailArgs(t, "helm3", ns, "--wait", "--timeout", "15s")
+			tgz := args[2]
+			h.run(t, false, nil, "install", "app", tgz, "-n", ns)
+			up := append([]string{"upgrade"}, args[1:]...)
+			var filtered []string
+			for _, a := range up {
+				if a != "--post-renderer-args=--install" {
+					filtered = append(filtered, a)
+				}
+			}
+			up = filtered
+			switch mode {
+			case "atomic":
+				_, errOut := h.run(t, true, nil, append(up, "--atomic")...)
+				if strings.Contains(errOut, "is managed by Flux") || !strings.Contains(errOut, "rolled back") {
+					t.Errorf("the atomic upgrade was not rolled back cleanly:\n%s", errOut)
+				}
+			case "failed":
+				h.run(t, true, nil, up...)
+				status := selfStatus(t, ns)
+				for _, want := range []string{"revision 2, failed", "stuck:     revision 2 failed with the bracket open", `"helm rollback app -n ` + ns + `"`} {
+					if !strings.Contains(status, want) {
+						t.Errorf("self status of a failed upgrade lacks %q:\n%s", want, status)
+					}
+				}
+				h.run(t, false, nil, "rollback", "app", "-n", ns)
+			case "interrupted":
+				for i, a := range up {
+					if a == "15s" {
+						up[i] = "5m"
+					}
+				}
+				cmd := exec.Command(h.bin, up...)
+				cmd.Env, cmd.Dir = h.env, repoRoot
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				testenv.Eventually(t, time.Minute, "helm upgrade writes the objects and waits", func() (bool, string) {
+					_, err := cluster.Kube.AppsV1().Deployments(ns).Get(context.Background(), "app-web", metav1.GetOptions{})
+					return err == nil, errString(err)
+				})
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				status := selfStatus(t, ns)
+				for _, want := range []string{"revision 2, pending-upgrade", "stuck:     revision 2 is pending-upgrade with the bracket open", `"helm rollback app -n ` + ns + `"`} {
+					if !strings.Contains(status, want) {
+						t.Errorf("self status of an interrupted upgrade lacks %q:\n%s", want, status)
+					}
+				}
+				h.run(t, false, nil, "rollback", "app", "-n", ns)
+			}
+			// Back at revision 1's objects: the pair, the guard and the resumer are gone.
+			testenv.Eventually(t, time.Minute, "only the release's own objects are left", func() (bool, string) {
+				left := strings.Join(selfLeftovers(t, ns), ", ")
+				return left == "release storage, Secret sh.helm.release.v1.app.v1, Secret sh.helm.release.v1.app.v2, Secret sh.helm.release.v1.app.v3, ConfigMap app-config", left
+			})
+			if st, _ := h.run(t, false, nil, "status", "app", "-n", ns); !strings.Contains(st, "STATUS: deployed") {
+				t.Errorf("the release is not deployed after the rollback:\n%s", st)
+			}
+			if status := selfStatus(t, ns); strings.Contains(status, "stuck:") || !strings.Contains(status, "writer:    the Helm CLI (no HelmRelease") {
+				t.Errorf("self status after the rollback:\n%s", status)
+			}
+		})
+	}
+}
+
+// TestSelfResumedByHand: a HelmRelease resumed by hand (not by "self resume") leaves
+// helm-controller writing the release with the guard not armed, so a helm uninstall would be
+// undone: "self status" names it and "self resume", which arms the guard.
+func TestSelfResumedByHand(t *testing.T) {
+	t.Parallel()
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	deployerRBAC(t, ns, "app-deployer")
+	repo := "oci://" + cluster.Registry + "/selfbyhand-" + ns
+	v100 := packageSelfApp(t, h, "1.0.0", "1.0")
+	h.run(t, false, nil, "push", v100, repo, "--plain-http")
+	args := []string{"install", "app", v100, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
+	h.run(t, false, nil, args...)
+	if _, err := hrs(ns).Patch(ctx, "app", types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := selfStatus(t, ns)
+	for _, want := range []string{"writer:    helm-controller", "stuck:     helm-controller writes the release but the CLI guard is not armed", `"helm drift self resume app -n ` + ns + `" arms it`} {
+		if !strings.Contains(status, want) {
+			t.Errorf("self status with the HelmRelease resumed by hand lacks %q:\n%s", want, status)
+		}
+	}
+	out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if err != nil || !strings.Contains(out, "CLI guard armed") {
+		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
+	}
+	if status := selfStatus(t, ns); strings.Contains(status, "stuck:") || !strings.Contains(status, "guard:     armed") {
+		t.Errorf("self status after the resume:\n%s", status)
+	}
+	waitRevision(t, ns, 2, "helm-controller adopts the release")
+	if _, errOut := h.run(t, true, nil, "uninstall", "app", "-n", ns); !strings.Contains(errOut, "is managed by Flux") {
+		t.Errorf("helm uninstall after the guard was armed: not refused:\n%s", errOut)
+	}
+}
