@@ -45,8 +45,8 @@ func cutProxy(t *testing.T, n int, delivered bool) string {
 	})
 }
 
-// TestSelfResumeFaults: `self resume` cut off at each of its two writes (the values Secret, the
-// HelmRelease patch), before and after the server applied it, fails saying what it could not
+// TestSelfResumeFaults: `self resume` cut off at each of its six writes (the values Secret, the
+// keep marks, the guard armed, the HelmRelease resumed), before and after the server applied it, fails saying what it could not
 // do; run again, it converges: the Secret holds the user's values once, the HelmRelease is
 // resumed, and helm-controller adopts the release exactly once (revision 2).
 func TestSelfResumeFaults(t *testing.T) {

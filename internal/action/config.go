@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	helmaction "helm.sh/helm/v3/pkg/action"
+	action4 "helm.sh/helm/v4/pkg/action"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -50,6 +52,12 @@ type Configuration struct {
 	live *live.Client
 }
 
+// Made counts the kubeconfig loads and discovery clients that configurations made, so that a
+// test can hold a run to one of each.
+var Made struct {
+	Kubeconfigs, DiscoveryClients atomic.Int64
+}
+
 // NewConfiguration loads the kubeconfig; an unreadable one is an error naming it. Requests are
 // counted in counts (nil: counts of its own).
 func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error) {
@@ -62,6 +70,7 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	Made.Kubeconfigs.Add(1)
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
 	}
@@ -77,7 +86,8 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 	if err != nil {
 		return nil, err
 	}
-	cached := memory.NewMemCacheClient(dc)
+	Made.DiscoveryClients.Add(1)
+	cached := snapshot{memory.NewMemCacheClient(dc)}
 	return &Configuration{Counts: counts, loader: loader, config: cfg, disc: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
 }
 
@@ -99,6 +109,15 @@ func (c *Configuration) Helm3(namespace string) (*helmaction.Configuration, erro
 	return cfg, nil
 }
 
+// Helm4 is the Helm 4 SDK's action configuration with release storage in namespace.
+func (c *Configuration) Helm4(namespace string) (*action4.Configuration, error) {
+	cfg := action4.NewConfiguration()
+	if err := cfg.Init(c.Getter(namespace), namespace, os.Getenv("HELM_DRIVER")); err != nil {
+		return nil, fmt.Errorf("helm storage: %w", err)
+	}
+	return cfg, nil
+}
+
 // Live is the client that reads the cluster's objects, made once.
 func (c *Configuration) Live(ctx context.Context) (*live.Client, error) {
 	c.mu.Lock()
@@ -106,13 +125,23 @@ func (c *Configuration) Live(ctx context.Context) (*live.Client, error) {
 	if c.live != nil {
 		return c.live, nil
 	}
-	cl, err := live.NewForConfig(ctx, c.RESTConfig())
+	cl, err := live.NewShared(ctx, c.RESTConfig(), c.Counts, c.disc, c.mapper)
 	if err != nil {
 		return nil, err
 	}
 	c.live = cl
 	return cl, nil
 }
+
+// snapshot is the run's discovery cache, read once: a run measures one snapshot of the cluster
+// (as it compares one LIST per kind), so the invalidations the Helm SDKs make before every
+// render (to see CRDs an install just created; a dry run creates none) are not passed on.
+type snapshot struct {
+	discovery.CachedDiscoveryInterface
+}
+
+// Invalidate keeps the snapshot.
+func (snapshot) Invalidate() {}
 
 // RESTGetter gives the Helm SDK the configuration's one rest.Config and discovery cache.
 type RESTGetter struct {

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"helm.sh/helm/v3/pkg/action"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/live"
-	"github.com/helm-drift/helm-drift/internal/transform"
+	"github.com/helm-drift/helm-drift/internal/action"
 )
 
 // Shell completion, the way Helm completes a plugin (Helm 3 and Helm 4 alike): completion.yaml
@@ -147,42 +145,21 @@ func completionKube(flags map[string]string) (kubeOptions, string) {
 
 func completeReleases(flags map[string]string) []string {
 	k, ns := completionKube(flags)
-	cfg, _, err := k.helmConfiguration(ns, &live.Counts{})
+	cfg, err := action.NewConfiguration(k.options(), nil)
 	if err != nil {
 		return nil
 	}
-	list := action.NewList(cfg)
-	list.All = true
-	rels, err := list.Run()
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, r := range rels {
-		names = append(names, r.Name)
-	}
-	sort.Strings(names)
+	names, _ := action.ReleaseNames(cfg, ns)
 	return names
 }
 
 func completeHelmReleases(flags map[string]string) []string {
 	k, ns := completionKube(flags)
-	cl, err := k.connect(context.Background())
+	cfg, err := action.NewConfiguration(k.options(), nil)
 	if err != nil {
 		return nil
 	}
-	objs, err := cl.ListObjects(context.Background(), transform.HelmReleaseGroup, "v2", "HelmRelease", ns)
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, o := range objs {
-		md, _ := o["metadata"].(map[string]any)
-		if n, ok := md["name"].(string); ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
+	names, _ := action.HelmReleaseNames(context.Background(), cfg, ns)
 	return names
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
-	"helm.sh/helm/v3/pkg/action"
+	helmaction "helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
@@ -28,6 +28,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/transform"
@@ -148,10 +149,12 @@ type diffOptions struct {
 	stats         bool
 	noColor       bool
 	kube          kubeOptions
+	// cfg is the run's one cluster configuration: the kubeconfig loaded once, one discovery
+	// cache for the live client and both Helm SDKs.
+	cfg *action.Configuration
 
 	// diff helmrelease
-	files     []string
-	hrGetters hrGetters
+	files []string
 	// manifestOut receives -o manifest's output.
 	manifestOut io.Writer
 
@@ -267,7 +270,13 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 			return ExitError
 		}
 	}
-	cl, err := o.kube.connect(ctx)
+	cfg, err := action.NewConfiguration(o.kube.options(), nil)
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	}
+	o.cfg = cfg
+	cl, err := cfg.Live(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
@@ -523,11 +532,11 @@ func releaseError(namespace, name string, err error) error {
 
 // helmConfig returns Helm's action configuration for namespace ("" for all), its requests
 // counted with the client's.
-func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.EnvSettings, *action.Configuration, error) {
+func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.EnvSettings, *helmaction.Configuration, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
 	settings.SetNamespace(namespace)
-	cfg, _, err := o.kube.helmConfiguration(namespace, cl.Counts)
+	cfg, err := o.cfg.Helm3(namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -545,7 +554,7 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 	if err != nil {
 		return nil, err
 	}
-	rel, err := action.NewGet(cfg).Run(name)
+	rel, err := helmaction.NewGet(cfg).Run(name)
 	if err != nil {
 		return nil, releaseError(namespace, name, err)
 	}
@@ -560,7 +569,7 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 	if err != nil {
 		return nil, err
 	}
-	last, err := action.NewGet(cfg).Run(name)
+	last, err := helmaction.NewGet(cfg).Run(name)
 	install := false
 	var eng engine
 	switch {
@@ -608,13 +617,13 @@ func (o *diffOptions) applyOverride() string {
 }
 
 // renderUpgrade3 renders the upgrade twice with the Helm 3 SDK.
-func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *action.Configuration, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
+func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *helmaction.Configuration, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
 	rc, err := o.registry.client(settings, errOut)
 	if err != nil {
 		return "", "", inputError{err}
 	}
 	cfg.RegistryClient = rc
-	up := action.NewUpgrade(cfg)
+	up := helmaction.NewUpgrade(cfg)
 	up.SetRegistryClient(rc)
 	up.Namespace = o.namespace
 	// A dry run that still talks to the cluster for lookup, as the real upgrade would.
@@ -652,7 +661,7 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 	// fetches them (into the chart directory, as helm does).
 	// xref: Helm v3 cmd/helm/upgrade.go (CheckDependencies, downloader.Manager.Update).
 	if req := ch.Metadata.Dependencies; req != nil {
-		if err := action.CheckDependencies(ch, req); err != nil {
+		if err := helmaction.CheckDependencies(ch, req); err != nil {
 			if !o.dependencyUpdate {
 				return "", "", inputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", chartRef, err)}
 			}
@@ -676,7 +685,7 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 		}
 		var rel *release.Release
 		if install {
-			in := action.NewInstall(cfg)
+			in := helmaction.NewInstall(cfg)
 			in.ReleaseName, in.Namespace = name, o.namespace
 			in.DryRun, in.DryRunOption = true, up.DryRunOption
 			in.EnableDNS, in.DisableOpenAPIValidation = up.EnableDNS, true
@@ -704,9 +713,9 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []trans
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
-	list := action.NewList(cfg)
+	list := helmaction.NewList(cfg)
 	list.AllNamespaces = o.allNamespaces
-	list.StateMask = action.ListDeployed | action.ListFailed | action.ListPendingInstall | action.ListPendingUpgrade | action.ListPendingRollback
+	list.StateMask = helmaction.ListDeployed | helmaction.ListFailed | helmaction.ListPendingInstall | helmaction.ListPendingUpgrade | helmaction.ListPendingRollback
 	rels, err := list.Run()
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: listing releases: %v\n", err)

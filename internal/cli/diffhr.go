@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	action4 "helm.sh/helm/v4/pkg/action"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -75,7 +73,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	id := fluxrelease.IdentityOf(hr)
-	cfg, err := o.helmConfiguration4At(cl, id.Storage)
+	cfg, err := o.helmConfiguration4At(id.Storage)
 	if err != nil {
 		return nil, err
 	}
@@ -137,53 +135,16 @@ func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
 	return rules
 }
 
-// hrGetters caches one REST getter (one kubeconfig load, one discovery cache) per namespace
-// across the HelmReleases of one run.
-type hrGetters struct {
-	mu      sync.Mutex
-	getters map[string]*action.RESTGetter
-}
-
-// getter returns the cached REST getter for namespace.
-func (o *diffOptions) getter(cl *live.Client, namespace string) (*action.RESTGetter, error) {
-	o.hrGetters.mu.Lock()
-	defer o.hrGetters.mu.Unlock()
-	if g, ok := o.hrGetters.getters[namespace]; ok {
-		return g, nil
-	}
-	g, err := o.kube.newRESTGetter(namespace, cl.Counts)
-	if err != nil {
-		return nil, err
-	}
-	if o.hrGetters.getters == nil {
-		o.hrGetters.getters = map[string]*action.RESTGetter{}
-	}
-	o.hrGetters.getters[namespace] = g
-	return g, nil
-}
-
-// helmConfiguration4At is the Helm 4 SDK's action configuration with storage in namespace.
-func (o *diffOptions) helmConfiguration4At(cl *live.Client, namespace string) (*action4.Configuration, error) {
-	getter, err := o.getter(cl, namespace)
-	if err != nil {
-		return nil, err
-	}
-	cfg := action4.NewConfiguration()
-	if err := cfg.Init(getter, namespace, os.Getenv("HELM_DRIVER")); err != nil {
-		return nil, fmt.Errorf("helm storage: %w", err)
-	}
-	return cfg, nil
+// helmConfiguration4At is the Helm 4 SDK's action configuration with storage in namespace,
+// over the run's one configuration.
+func (o *diffOptions) helmConfiguration4At(namespace string) (*action4.Configuration, error) {
+	return o.cfg.Helm4(namespace)
 }
 
 // serviceProxy fetches a path from an in-cluster service through the API server's proxy
 // (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
 func (o *diffOptions) serviceProxy(cl *live.Client) (func(ctx context.Context, ns, svc, port, path string) ([]byte, error), error) {
-	getter, err := o.getter(cl, o.namespace)
-	if err != nil {
-		return nil, err
-	}
-	rc, _ := getter.ToRESTConfig()
-	kc, err := kubernetes.NewForConfig(rc)
+	kc, err := kubernetes.NewForConfig(o.cfg.RESTConfig())
 	if err != nil {
 		return nil, err
 	}

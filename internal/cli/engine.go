@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
@@ -51,7 +50,7 @@ func (o *diffOptions) chooseEngine(cl *live.Client, name string) (engine, error)
 	case engineHelm3, engineHelm4:
 		return engine{o.engine, "--engine " + o.engine}, nil
 	}
-	cfg, err := o.helmConfiguration4(cl)
+	cfg, err := o.cfg.Helm4(o.namespace)
 	if err != nil {
 		return engine{}, err
 	}
@@ -66,23 +65,10 @@ func (o *diffOptions) chooseEngine(cl *live.Client, name string) (engine, error)
 	return engine{engineHelm3, "the release was written by Helm 3"}, nil
 }
 
-// helmConfiguration4 is the Helm 4 SDK's action configuration over the same cluster access.
-func (o *diffOptions) helmConfiguration4(cl *live.Client) (*action4.Configuration, error) {
-	getter, err := o.kube.newRESTGetter(o.namespace, cl.Counts)
-	if err != nil {
-		return nil, err
-	}
-	cfg := action4.NewConfiguration()
-	if err := cfg.Init(getter, o.namespace, os.Getenv("HELM_DRIVER")); err != nil {
-		return nil, fmt.Errorf("helm storage: %w", err)
-	}
-	return cfg, nil
-}
-
 // renderUpgrade4 renders the upgrade twice with the Helm 4 SDK, as "helm upgrade" of the Helm 4
 // CLI would (a dry run that answers lookup from the cluster unless --lookup=false).
 func (o *diffOptions) renderUpgrade4(ctx context.Context, cl *live.Client, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
-	cfg, err := o.helmConfiguration4(cl)
+	cfg, err := o.cfg.Helm4(o.namespace)
 	if err != nil {
 		return "", "", err
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	helmaction "helm.sh/helm/v3/pkg/action"
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/live"
@@ -35,26 +34,3 @@ func (o *kubeOptions) options() action.KubeOptions {
 	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout}
 }
 
-// newRESTGetter loads the kubeconfig once and gives the Helm SDK one rest.Config and one
-// in-memory discovery cache for namespace; requests are counted in counts.
-func (o *kubeOptions) newRESTGetter(namespace string, counts *live.Counts) (*action.RESTGetter, error) {
-	cfg, err := action.NewConfiguration(o.options(), counts)
-	if err != nil {
-		return nil, err
-	}
-	return cfg.Getter(namespace), nil
-}
-
-// helmConfiguration returns the Helm SDK's action configuration for namespace ("" for all),
-// over one getter (requests counted in counts), and that getter.
-func (o *kubeOptions) helmConfiguration(namespace string, counts *live.Counts) (*helmaction.Configuration, *action.RESTGetter, error) {
-	cfg, err := action.NewConfiguration(o.options(), counts)
-	if err != nil {
-		return nil, nil, err
-	}
-	h, err := cfg.Helm3(namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return h, cfg.Getter(namespace), nil
-}

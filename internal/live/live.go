@@ -44,11 +44,10 @@ type Client struct {
 	// Counts counts the requests this client made.
 	Counts *Counts
 	// Version is the API server's version ("v1.34.2").
-	Version   string
-	discovery discovery.DiscoveryInterface
-	mapper    meta.RESTMapper
-	md        metadata.Interface
-	dynamic   dynamic.Interface
+	Version string
+	mapper  meta.RESTMapper
+	md      metadata.Interface
+	dynamic dynamic.Interface
 }
 
 // Options choose the cluster the way Helm does: --kubeconfig (else $KUBECONFIG, else
@@ -89,7 +88,14 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv, err := dc.ServerVersion()
+	cached := memory.NewMemCacheClient(dc)
+	return NewShared(ctx, cfg, counts, cached, restmapper.NewDeferredDiscoveryRESTMapper(cached))
+}
+
+// NewShared connects with a rest.Config whose requests counts already counts, sharing a run's
+// discovery cache and REST mapper, and checks that the API server answers.
+func NewShared(ctx context.Context, cfg *rest.Config, counts *Counts, disc discovery.CachedDiscoveryInterface, mapper meta.RESTMapper) (*Client, error) {
+	sv, err := disc.ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s unreachable: %w", cfg.Host, err)
 	}
@@ -101,8 +107,7 @@ func NewForConfig(ctx context.Context, cfg *rest.Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cached := memory.NewMemCacheClient(dc)
-	return &Client{Server: cfg.Host, Counts: counts, Version: sv.GitVersion, discovery: dc, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached), md: md, dynamic: dyn}, nil
+	return &Client{Server: cfg.Host, Counts: counts, Version: sv.GitVersion, mapper: mapper, md: md, dynamic: dyn}, nil
 }
 
 // mapping finds how the cluster serves group/kind, preferring version.

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/action"
+	"github.com/helm-drift/helm-drift/internal/cli"
+)
+
+// discoveryCounter is a proxy in front of the test API server that counts the requests for the
+// discovery roots (GET /api, GET /apis): every discovery cache a client makes reads each once.
+type discoveryCounter struct {
+	mu    sync.Mutex
+	roots int
+}
+
+func (d *discoveryCounter) kubeconfig(t *testing.T) string {
+	return proxyToCluster(t, func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
+		if r.Method == http.MethodGet && (r.URL.Path == "/api" || r.URL.Path == "/apis") {
+			d.mu.Lock()
+			d.roots++
+			d.mu.Unlock()
+		}
+		forward.ServeHTTP(w, r)
+	})
+}
+
+// runInProcess runs helm-drift's command line in this process and returns the kubeconfig
+// loads and discovery clients the run's configurations made, and the discovery root requests
+// the API server saw.
+func runInProcess(t *testing.T, args ...string) (loads, clients int64, roots int, out string) {
+	t.Helper()
+	var d discoveryCounter
+	args = append(args, "--kubeconfig", d.kubeconfig(t))
+	l0, c0 := action.Made.Kubeconfigs.Load(), action.Made.DiscoveryClients.Load()
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(args, strings.NewReader(""), &stdout, &stderr)
+	if code != cli.ExitOK && code != cli.ExitDrift {
+		t.Fatalf("helm-drift %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
+	}
+	return action.Made.Kubeconfigs.Load() - l0, action.Made.DiscoveryClients.Load() - c0, d.roots, stdout.String()
+}
+
+// TestDiffOneConfiguration: one diff upgrade (of a release written by Helm 3 and by Helm 4: the
+// engine choice, the render and the measurement) and one diff helmrelease load the kubeconfig
+// once and make one discovery client, whose cache reads each discovery root once.
+func TestDiffOneConfiguration(t *testing.T) {
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run("upgrade/"+helmName, func(t *testing.T) {
+			h := clusterHelm(t, helmName)
+			ns := cluster.Namespace(t)
+			chart := filepath.Join(repoRoot, "testdata/charts/webapp")
+			h.run(t, false, nil, "install", "web", chart, "-n", ns)
+			loads, clients, roots, out := runInProcess(t, "diff", "upgrade", "web", chart, "-n", ns, "--set", "image=nginx:1.28")
+			if !strings.Contains(out, "nginx:1.28") {
+				t.Errorf("diff upgrade did not measure the upgrade:\n%s", out)
+			}
+			if loads != 1 || clients != 1 || roots != 2 {
+				t.Errorf("one diff upgrade: %d kubeconfig loads, %d discovery clients, %d discovery root requests; want 1, 1, 2 (/api and /apis once)", loads, clients, roots)
+			}
+		})
+	}
+	t.Run("helmrelease", func(t *testing.T) {
+		h := clusterHelm(t, "helm4")
+		ns := cluster.Namespace(t)
+		dir := t.TempDir()
+		h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
+		repo := "oci://" + cluster.Registry + "/cfg-" + ns
+		h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
+		applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: webapp, namespace: %[1]s}
+spec:
+  url: %[2]s/webapp
+  ref: {semver: ">=1.0.0"}
+  insecure: true
+  interval: 1h
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: %[1]s}
+spec:
+  interval: 1h
+  chartRef: {kind: OCIRepository, name: webapp}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}`, ns, repo))
+		waitHistory(t, ns, 1)
+		loads, clients, roots, out := runInProcess(t, "diff", "helmrelease", "web", "-n", ns)
+		if !strings.Contains(out, "HelmRelease "+ns+"/web") {
+			t.Errorf("diff helmrelease did not measure the HelmRelease:\n%s", out)
+		}
+		if loads != 1 || clients != 1 || roots != 2 {
+			t.Errorf("one diff helmrelease: %d kubeconfig loads, %d discovery clients, %d discovery root requests; want 1, 1, 2 (/api and /apis once)", loads, clients, roots)
+		}
+	})
+}
