@@ -33,4 +33,3 @@ func (o *kubeOptions) connect(ctx context.Context) (*live.Client, error) {
 func (o *kubeOptions) options() action.KubeOptions {
 	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout}
 }
-
