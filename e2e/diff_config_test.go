@@ -73,24 +73,16 @@ func TestDiffOneConfiguration(t *testing.T) {
 		h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
 		repo := "oci://" + cluster.Registry + "/cfg-" + ns
 		h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
-		applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata: {name: webapp, namespace: %[1]s}
-spec:
-  url: %[2]s/webapp
-  ref: {semver: ">=1.0.0"}
-  insecure: true
-  interval: 1h
-  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+		applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
-metadata: {name: web, namespace: %[1]s}
+metadata: {name: web, namespace: %s}
 spec:
   interval: 1h
   chartRef: {kind: OCIRepository, name: webapp}
   install: {disableWait: true}
-  upgrade: {disableWait: true}`, ns, repo))
+  upgrade: {disableWait: true}`, ns))
 		waitHistory(t, ns, 1)
 		loads, clients, roots, out := runInProcess(t, "diff", "helmrelease", "web", "-n", ns)
 		if !strings.Contains(out, "HelmRelease "+ns+"/web") {

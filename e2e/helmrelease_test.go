@@ -85,6 +85,19 @@ spec:
             value: {patched-by: flux}`, ns, mode, tag)
 }
 
+// webappSource is the OCIRepository webapp in ns: testdata/charts/webapp as pushed to repo.
+func webappSource(ns, repo string) string {
+	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: webapp, namespace: %[1]s}
+spec:
+  url: %[2]s/webapp
+  ref: {semver: ">=1.0.0"}
+  insecure: true
+  interval: 1h
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}`, ns, repo)
+}
+
 // helm4Config is the Helm 4 SDK's action configuration on the test environment, storage in ns.
 func helm4Config(t *testing.T, ns string) *action4.Configuration {
 	t.Helper()
@@ -225,15 +238,7 @@ func TestDiffHelmRelease(t *testing.T) {
 	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
 	repo := "oci://" + cluster.Registry + "/hr-" + ns
 	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
-	applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata: {name: webapp, namespace: %[1]s}
-spec:
-  url: %[2]s/webapp
-  ref: {semver: ">=1.0.0"}
-  insecure: true
-  interval: 1h
-  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+	applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -245,9 +250,9 @@ apiVersion: v1
 kind: Secret
 metadata: {name: webapp-secret, namespace: %[1]s}
 stringData:
-  password: %[3]s
+  password: %[2]s
 ---
-%[4]s`, ns, repo, hrSecretMarker, webHelmRelease(ns, "enabled", "1.28")))
+%[3]s`, ns, hrSecretMarker, webHelmRelease(ns, "enabled", "1.28")))
 	waitHistory(t, ns, 1)
 
 	// Identical render.

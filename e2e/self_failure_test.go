@@ -101,6 +101,41 @@ func waitNothingLeft(t *testing.T, ns, after string) {
 	})
 }
 
+// wantStatus checks that "helm drift self status app" in ns says each of wants, in the state
+// named what.
+func wantStatus(t *testing.T, ns, what string, wants ...string) {
+	t.Helper()
+	status := selfStatus(t, ns)
+	for _, want := range wants {
+		if !strings.Contains(status, want) {
+			t.Errorf("self status %s lacks %q:\n%s", what, want, status)
+		}
+	}
+}
+
+// killWhileWaiting starts helm with args and kills it once it has written the release's
+// Deployment and waits for it to become ready (it never does here): the release is left
+// pending.
+func killWhileWaiting(t *testing.T, h *helmCLI, ns string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(h.bin, args...)
+	cmd.Env, cmd.Dir = h.env, repoRoot
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	testenv.Eventually(t, time.Minute, "helm "+args[0]+" writes the objects and waits", func() (bool, string) {
+		_, err := cluster.Kube.AppsV1().Deployments(ns).Get(ctx, "app-web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, err = cluster.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "helm-drift-self."+ns+".app", metav1.GetOptions{})
+		return err == nil, "the guard: " + errString(err)
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+}
+
 // selfStatus runs "helm drift self status app" and returns its output.
 func selfStatus(t *testing.T, ns string) string {
 	t.Helper()
@@ -177,12 +212,7 @@ func TestSelfFailedInstall(t *testing.T) {
 			if s, _, _ := unstructured.NestedBool(hr.Object, "spec", "suspend"); !s {
 				t.Errorf("the HelmRelease of a failed install was resumed")
 			}
-			status := selfStatus(t, ns)
-			for _, want := range []string{"revision 1, failed", "stuck:     the install failed with the bracket open", `"helm uninstall app -n ` + ns + `"`} {
-				if !strings.Contains(status, want) {
-					t.Errorf("self status of a failed install lacks %q:\n%s", want, status)
-				}
-			}
+			wantStatus(t, ns, "of a failed install", "revision 1, failed", "stuck:     the install failed with the bracket open", `"helm uninstall app -n `+ns+`"`)
 			h.run(t, false, nil, "uninstall", "app", "-n", ns)
 			waitNothingLeft(t, ns, "helm uninstall of the failed install")
 		})
@@ -196,28 +226,8 @@ func TestSelfInterruptedInstall(t *testing.T) {
 	t.Parallel()
 	ns := cluster.Namespace(t)
 	h, args := selfFailArgs(t, "helm3", ns, "--wait", "--timeout", "5m")
-	cmd := exec.Command(h.bin, args...)
-	cmd.Env, cmd.Dir = h.env, repoRoot
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	testenv.Eventually(t, time.Minute, "helm install writes the objects and waits", func() (bool, string) {
-		_, err := cluster.Kube.AppsV1().Deployments(ns).Get(ctx, "app-web", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		_, err = cluster.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, "helm-drift-self."+ns+".app", metav1.GetOptions{})
-		return err == nil, "the guard: " + errString(err)
-	})
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	status := selfStatus(t, ns)
-	for _, want := range []string{"revision 1, pending-install", "stuck:     revision 1 is pending-install with the bracket open", `"helm uninstall app -n ` + ns + `"`} {
-		if !strings.Contains(status, want) {
-			t.Errorf("self status of an interrupted install lacks %q:\n%s", want, status)
-		}
-	}
+	killWhileWaiting(t, h, ns, args...)
+	wantStatus(t, ns, "of an interrupted install", "revision 1, pending-install", "stuck:     revision 1 is pending-install with the bracket open", `"helm uninstall app -n `+ns+`"`)
 	h.run(t, false, nil, "uninstall", "app", "-n", ns)
 	waitNothingLeft(t, ns, "helm uninstall of the interrupted install")
 }
@@ -234,6 +244,22 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// selfInstallAsDeployer installs selfapp 1.0.0 as release app in ns with --self (Helm 3), the
+// guard's writer the ServiceAccount app-deployer (created here with the RBAC the chart needs),
+// from a repository of the test registry named after tag; it returns the chart's path.
+func selfInstallAsDeployer(t *testing.T, h *helmCLI, ns, tag string, helmFlags ...string) string {
+	t.Helper()
+	deployerRBAC(t, ns, "app-deployer")
+	repo := "oci://" + cluster.Registry + "/" + tag + "-" + ns
+	v100 := packageSelfApp(t, h, "1.0.0", "1.0")
+	h.run(t, false, nil, "push", v100, repo, "--plain-http")
+	args := append([]string{"install", "app", v100, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}, helmFlags...)
+	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
+		"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
+	h.run(t, false, nil, args...)
+	return v100
+}
+
 // TestSelfStuckAfterHandOver: the two stuck states after the hand-over, each named by "self
 // status" with the command that resolves it. A HelmRelease suspended by hand while the guard is
 // armed (nobody may write the release): "self resume" hands it to helm-controller again. An
@@ -244,14 +270,7 @@ func TestSelfStuckAfterHandOver(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
-	deployerRBAC(t, ns, "app-deployer")
-	repo := "oci://" + cluster.Registry + "/selfstuck-" + ns
-	v100 := packageSelfApp(t, h, "1.0.0", "1.0")
-	h.run(t, false, nil, "push", v100, repo, "--plain-http")
-	args := []string{"install", "app", v100, "-n", ns, "--set", "greeting=custom", "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
-	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
-		"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
-	h.run(t, false, nil, args...)
+	v100 := selfInstallAsDeployer(t, h, ns, "selfstuck", "--set", "greeting=custom")
 	out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
 	if err != nil || !strings.Contains(out, "CLI guard armed") {
 		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)
@@ -289,12 +308,7 @@ func TestSelfStuckAfterHandOver(t *testing.T) {
 	if _, err := hr.Patch(ctx, "app", types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	status := selfStatus(t, ns)
-	for _, want := range []string{"writer:    nobody: HelmRelease " + ns + "/app is suspended and the CLI guard is armed", "stuck:", `"helm drift self resume app -n ` + ns + `"`} {
-		if !strings.Contains(status, want) {
-			t.Errorf("self status with the HelmRelease suspended by hand lacks %q:\n%s", want, status)
-		}
-	}
+	wantStatus(t, ns, "with the HelmRelease suspended by hand", "writer:    nobody: HelmRelease "+ns+"/app is suspended and the CLI guard is armed", "stuck:", `"helm drift self resume app -n `+ns+`"`)
 	if out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig); err != nil || !strings.Contains(out, "resumed") {
 		t.Fatalf("self resume of the suspended HelmRelease: %v\n%s%s", err, out, errOut)
 	}
@@ -331,12 +345,7 @@ func TestSelfStuckAfterHandOver(t *testing.T) {
 		_, err := hr.Get(ctx, "app", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), errString(err)
 	})
-	status = selfStatus(t, ns)
-	for _, want := range []string{"the CLI guard is armed but there is no HelmRelease", "stuck:", `"helm drift self handback app -n ` + ns + `"`} {
-		if !strings.Contains(status, want) {
-			t.Errorf("self status with the guard but no HelmRelease lacks %q:\n%s", want, status)
-		}
-	}
+	wantStatus(t, ns, "with the guard but no HelmRelease", "the CLI guard is armed but there is no HelmRelease", "stuck:", `"helm drift self handback app -n `+ns+`"`)
 	if _, errOut := h.run(t, true, nil, "upgrade", "app", v100, "-n", ns, "--set", "greeting=stuck"); !strings.Contains(errOut, "is managed by Flux") {
 		t.Errorf("the CLI upgrade with the guard armed and no HelmRelease: not refused by the guard:\n%s", errOut)
 	}
@@ -380,12 +389,7 @@ func TestSelfFailedUpgrade(t *testing.T) {
 				}
 			case "failed":
 				h.run(t, true, nil, up...)
-				status := selfStatus(t, ns)
-				for _, want := range []string{"revision 2, failed", "stuck:     revision 2 failed with the bracket open", `"helm rollback app -n ` + ns + `"`} {
-					if !strings.Contains(status, want) {
-						t.Errorf("self status of a failed upgrade lacks %q:\n%s", want, status)
-					}
-				}
+				wantStatus(t, ns, "of a failed upgrade", "revision 2, failed", "stuck:     revision 2 failed with the bracket open", `"helm rollback app -n `+ns+`"`)
 				h.run(t, false, nil, "rollback", "app", "-n", ns)
 			case "interrupted":
 				for i, a := range up {
@@ -393,23 +397,8 @@ func TestSelfFailedUpgrade(t *testing.T) {
 						up[i] = "5m"
 					}
 				}
-				cmd := exec.Command(h.bin, up...)
-				cmd.Env, cmd.Dir = h.env, repoRoot
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				testenv.Eventually(t, time.Minute, "helm upgrade writes the objects and waits", func() (bool, string) {
-					_, err := cluster.Kube.AppsV1().Deployments(ns).Get(context.Background(), "app-web", metav1.GetOptions{})
-					return err == nil, errString(err)
-				})
-				cmd.Process.Signal(syscall.SIGKILL)
-				cmd.Wait()
-				status := selfStatus(t, ns)
-				for _, want := range []string{"revision 2, pending-upgrade", "stuck:     revision 2 is pending-upgrade with the bracket open", `"helm rollback app -n ` + ns + `"`} {
-					if !strings.Contains(status, want) {
-						t.Errorf("self status of an interrupted upgrade lacks %q:\n%s", want, status)
-					}
-				}
+				killWhileWaiting(t, h, ns, up...)
+				wantStatus(t, ns, "of an interrupted upgrade", "revision 2, pending-upgrade", "stuck:     revision 2 is pending-upgrade with the bracket open", `"helm rollback app -n `+ns+`"`)
 				h.run(t, false, nil, "rollback", "app", "-n", ns)
 			}
 			// Back at revision 1's objects: the pair, the guard and the resumer are gone.
@@ -435,23 +424,11 @@ func TestSelfResumedByHand(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
-	deployerRBAC(t, ns, "app-deployer")
-	repo := "oci://" + cluster.Registry + "/selfbyhand-" + ns
-	v100 := packageSelfApp(t, h, "1.0.0", "1.0")
-	h.run(t, false, nil, "push", v100, repo, "--plain-http")
-	args := []string{"install", "app", v100, "-n", ns, "--post-renderer", filepath.Join(pluginCopy, "bin/helm-drift"), "--post-renderer-args=render"}
-	args = append(args, postRendererArgs("--self", "--install", "--release=app", "--namespace="+ns, "--self-repository="+repo, "--self-insecure",
-		"--self-service-account=app-deployer", "--kubeconfig="+cluster.Kubeconfig)...)
-	h.run(t, false, nil, args...)
+	selfInstallAsDeployer(t, h, ns, "selfbyhand")
 	if _, err := hrs(ns).Patch(ctx, "app", types.MergePatchType, []byte(`{"spec":{"suspend":false}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	status := selfStatus(t, ns)
-	for _, want := range []string{"writer:    helm-controller", "stuck:     helm-controller writes the release but the CLI guard is not armed", `"helm drift self resume app -n ` + ns + `" arms it`} {
-		if !strings.Contains(status, want) {
-			t.Errorf("self status with the HelmRelease resumed by hand lacks %q:\n%s", want, status)
-		}
-	}
+	wantStatus(t, ns, "with the HelmRelease resumed by hand", "writer:    helm-controller", "stuck:     helm-controller writes the release but the CLI guard is not armed", `"helm drift self resume app -n `+ns+`" arms it`)
 	out, errOut, err := selfBinary(t, "resume", "app", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
 	if err != nil || !strings.Contains(out, "CLI guard armed") {
 		t.Fatalf("self resume: %v\n%s%s", err, out, errOut)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -142,6 +143,18 @@ type snapshot struct {
 
 // Invalidate keeps the snapshot.
 func (snapshot) Invalidate() {}
+
+// ServiceProxy fetches a path from an in-cluster service through the API server's proxy
+// (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
+func (c *Configuration) ServiceProxy() (func(ctx context.Context, ns, svc, port, path string) ([]byte, error), error) {
+	kc, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, ns, svc, port, path string) ([]byte, error) {
+		return kc.CoreV1().Services(ns).ProxyGet("http", svc, port, path, nil).DoRaw(ctx)
+	}, nil
+}
 
 // RESTGetter gives the Helm SDK the configuration's one rest.Config and discovery cache.
 type RESTGetter struct {

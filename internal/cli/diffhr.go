@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
@@ -64,7 +63,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	proxy, err := o.serviceProxy(cl)
+	proxy, err := o.cfg.ServiceProxy()
 	if err != nil {
 		return nil, err
 	}
@@ -139,18 +138,6 @@ func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
 // over the run's one configuration.
 func (o *diffOptions) helmConfiguration4At(namespace string) (*action4.Configuration, error) {
 	return o.cfg.Helm4(namespace)
-}
-
-// serviceProxy fetches a path from an in-cluster service through the API server's proxy
-// (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
-func (o *diffOptions) serviceProxy(cl *live.Client) (func(ctx context.Context, ns, svc, port, path string) ([]byte, error), error) {
-	kc, err := kubernetes.NewForConfig(o.cfg.RESTConfig())
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, ns, svc, port, path string) ([]byte, error) {
-		return kc.CoreV1().Services(ns).ProxyGet("http", svc, port, path, nil).DoRaw(ctx)
-	}, nil
 }
 
 // hrTargets reads the HelmReleases to diff: NAME or NS/NAME from the cluster, or every

@@ -1,4 +1,4 @@
-package cli
+package action
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/helm-drift/helm-drift/internal/live"
 )
 
 // TestServiceProxy: an artifact URL that names an in-cluster service is fetched through the API
@@ -35,8 +33,11 @@ contexts: [{name: fake, context: {cluster: fake, user: fake}}]
 users: [{name: fake, user: {token: t}}]
 current-context: fake
 `), 0o600)
-	o := &diffOptions{namespace: "apps", kube: kubeOptions{kubeconfig: kubeconfig}}
-	proxy, err := o.serviceProxy(&live.Client{Counts: &live.Counts{}})
+	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: kubeconfig}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := cfg.ServiceProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
