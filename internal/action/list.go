@@ -4,9 +4,8 @@ import (
 	"context"
 	"sort"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	helmaction "helm.sh/helm/v3/pkg/action"
-
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // ReleaseNames lists the names of the Helm releases of namespace ("" for all), in every
@@ -36,7 +35,7 @@ func HelmReleaseNames(ctx context.Context, cfg *Configuration, namespace string)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := cl.ListObjects(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", namespace)
+	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
@@ -46,11 +47,6 @@ type Self struct {
 	c       *selfClients
 	initErr error
 }
-
-var (
-	helmReleasesGVR    = schema.GroupVersionResource{Group: transform.HelmReleaseGroup, Version: "v2", Resource: "helmreleases"}
-	ociRepositoriesGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
-)
 
 // clients makes what the lifecycle talks to, once.
 func (s *Self) clients() (*selfClients, error) {
@@ -183,7 +179,7 @@ func (s *Self) Resume(ctx context.Context, name string) (*ResumeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	hr, err := c.dynamic.Resource(helmReleasesGVR).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{})
+	hr, err := c.dynamic.Resource(flux.HelmReleases).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("no HelmRelease %s/%s: render the release with --self first", s.Namespace, name)
 	}
@@ -239,7 +235,7 @@ func (s *Self) Resume(ctx context.Context, name string) (*ResumeResult, error) {
 		patch["spec"] = map[string]any{"suspend": false}
 	}
 	body, _ := json.Marshal(patch)
-	if _, err := c.dynamic.Resource(helmReleasesGVR).Namespace(s.Namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
+	if _, err := c.dynamic.Resource(flux.HelmReleases).Namespace(s.Namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "helm-drift"}); err != nil {
 		return nil, fmt.Errorf("resume HelmRelease %s/%s: %w", s.Namespace, name, err)
 	}
 	return res, nil
@@ -253,7 +249,7 @@ func (s *Self) Resume(ctx context.Context, name string) (*ResumeResult, error) {
 // guard that was not armed; a release rendered without the guard has none to arm.
 func (s *Self) handOver(ctx context.Context, c *selfClients, name string) (bool, error) {
 	keep := map[string]any{"metadata": map[string]any{"annotations": map[string]any{transform.ResourcePolicyAnnotation: transform.KeepPolicy}}}
-	repos := c.dynamic.Resource(ociRepositoriesGVR).Namespace(s.Namespace)
+	repos := c.dynamic.Resource(flux.OCIRepositories).Namespace(s.Namespace)
 	repo, err := repos.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return false, fmt.Errorf("OCIRepository %s/%s: %w", s.Namespace, name, err)
@@ -411,7 +407,7 @@ func (s *Self) Status(ctx context.Context, name string) (*SelfStatus, error) {
 		return nil, err
 	}
 	rel, relErr := action.NewStatus(c.helm).Run(name)
-	hr, err := c.dynamic.Resource(helmReleasesGVR).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{})
+	hr, err := c.dynamic.Resource(flux.HelmReleases).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		hr = nil
@@ -422,7 +418,7 @@ func (s *Self) Status(ctx context.Context, name string) (*SelfStatus, error) {
 	if relErr == nil {
 		st.Release = &ReleaseInfo{Revision: rel.Version, Status: rel.Info.Status.String(), Chart: rel.Chart.Metadata.Name, ChartVersion: rel.Chart.Metadata.Version}
 	}
-	if repo, err := c.dynamic.Resource(ociRepositoriesGVR).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+	if repo, err := c.dynamic.Resource(flux.OCIRepositories).Namespace(s.Namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 		st.SourceRange, _, _ = unstructured.NestedString(repo.Object, "spec", "ref", "semver")
 		st.SourceURL, _, _ = unstructured.NestedString(repo.Object, "spec", "url")
 	}
@@ -605,7 +601,7 @@ func (s *Self) Uninstall(ctx context.Context, name string) (*Removal, error) {
 // reason to leave the rest: the guard would refuse the CLI with nobody else to write the
 // release. With none of them present the CLI owns the release already, and that is an error.
 func (s *Self) removePair(ctx context.Context, c *selfClients, name string) (string, error) {
-	hrs := c.dynamic.Resource(helmReleasesGVR).Namespace(s.Namespace)
+	hrs := c.dynamic.Resource(flux.HelmReleases).Namespace(s.Namespace)
 	hr, err := hrs.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -648,14 +644,14 @@ func (s *Self) removePair(ctx context.Context, c *selfClients, name string) (str
 		if err := hrs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return "", fmt.Errorf("delete HelmRelease %s/%s: %w", s.Namespace, name, err)
 		}
-		if err := s.waitGone(ctx, c, helmReleasesGVR, name, "helm-controller"); err != nil {
+		if err := s.waitGone(ctx, c, flux.HelmReleases, name, "helm-controller"); err != nil {
 			return "", err
 		}
 		removed = append(removed, "HelmRelease "+s.Namespace+"/"+name)
 	}
-	switch err := c.dynamic.Resource(ociRepositoriesGVR).Namespace(s.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); {
+	switch err := c.dynamic.Resource(flux.OCIRepositories).Namespace(s.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); {
 	case err == nil:
-		if err := s.waitGone(ctx, c, ociRepositoriesGVR, name, "source-controller"); err != nil {
+		if err := s.waitGone(ctx, c, flux.OCIRepositories, name, "source-controller"); err != nil {
 			return "", err
 		}
 		removed = append(removed, "OCIRepository "+s.Namespace+"/"+name)

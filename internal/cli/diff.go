@@ -30,8 +30,8 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // Exit codes of diff.
@@ -491,17 +491,17 @@ func (o *diffOptions) colour(out io.Writer) bool {
 }
 
 // ignoreRules reads --ignore and --ignore-file.
-func (o *diffOptions) ignoreRules() ([]transform.IgnoreRule, error) {
-	var rules []transform.IgnoreRule
+func (o *diffOptions) ignoreRules() ([]flux.IgnoreRule, error) {
+	var rules []flux.IgnoreRule
 	if len(o.ignore) > 0 {
-		rules = append(rules, transform.IgnoreRule{Paths: o.ignore})
+		rules = append(rules, flux.IgnoreRule{Paths: o.ignore})
 	}
 	if o.ignoreFile != "" {
 		data, err := os.ReadFile(o.ignoreFile)
 		if err != nil {
 			return nil, fmt.Errorf("--ignore-file: %w", err)
 		}
-		var fromFile []transform.IgnoreRule
+		var fromFile []flux.IgnoreRule
 		if err := sigsyaml.UnmarshalStrict(data, &fromFile); err != nil {
 			return nil, fmt.Errorf("--ignore-file %s: want a YAML list of {paths, target} rules: %v", o.ignoreFile, err)
 		}
@@ -544,12 +544,12 @@ func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.En
 }
 
 // measure measures desired against the cluster, starting from the release's stored revision rel.
-func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []transform.IgnoreRule) (*diff.Report, error) {
+func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []flux.IgnoreRule) (*diff.Report, error) {
 	return diff.Run(ctx, cl, diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Desired: desired,
 		Previous: rel.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
 }
 
-func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespace, name string, rules []transform.IgnoreRule) (*diff.Report, error) {
+func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespace, name string, rules []flux.IgnoreRule) (*diff.Report, error) {
 	_, cfg, err := o.helmConfig(cl, namespace)
 	if err != nil {
 		return nil, err
@@ -564,7 +564,7 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 // diffUpgrade renders what "helm upgrade RELEASE CHART" with the same flags would install
 // (a dry-run of the Helm SDK's upgrade action, twice: what differs between the two renders is
 // unstable) with the engine of the Helm that wrote the release, and measures it.
-func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []transform.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
+func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []flux.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
 	settings, cfg, err := o.helmConfig(cl, o.namespace)
 	if err != nil {
 		return nil, err
@@ -703,7 +703,7 @@ func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvS
 }
 
 // runAll measures every deployed release of the namespace (or of all), one summary row each.
-func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []transform.IgnoreRule, out, errOut io.Writer) int {
+func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []flux.IgnoreRule, out, errOut io.Writer) int {
 	ns := o.namespace
 	if o.allNamespaces {
 		ns = ""

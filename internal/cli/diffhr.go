@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,11 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // hrTarget is one HelmRelease to diff: from the cluster, or as written in a file (with the
@@ -36,7 +35,7 @@ type hrTarget struct {
 
 // diffHelmRelease renders a HelmRelease as helm-controller would and measures the render
 // against the cluster, with its next reconcile's predictions.
-func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hrTarget, rules []transform.IgnoreRule) (*diff.Report, error) {
+func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hrTarget, rules []flux.IgnoreRule) (*diff.Report, error) {
 	hr, err := fluxrelease.Decode(t.obj)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("%s: %w", t.where, err)}
@@ -47,7 +46,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 		get = t.stream
 		// A HelmRelease as written has no status: the one in the cluster says what
 		// helm-controller last did, and the file's spec is a new generation of it.
-		switch obj, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", hr.Namespace, hr.Name); {
+		switch obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, hr.Namespace, hr.Name); {
 		case err == nil:
 			if live, err := fluxrelease.Decode(obj); err == nil {
 				hr.Status, hr.Generation = live.Status, live.Generation
@@ -93,11 +92,15 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 		return nil, writeManifest(o.manifestOut, r.Manifest)
 	}
 	next := fluxrelease.NextReconcile(hr, last, r)
+	ignore, err := ignoreOf(hr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		Engine:      "helm-controller's render (the Helm 4 SDK " + moduleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
 		Source:      src.String(),
-		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignoreOf(hr),
-		Next: &diff.Next{Action: next.Action, Reason: next.Reason},
+		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
+		Next: &next,
 		// helm-controller upgrades with server-side apply and forces conflicts, unless the
 		// HelmRelease turns server-side apply off.
 		Apply: diff.ApplyServerSide, ForceConflicts: true, TakeOwnership: !hr.GetUpgrade().DisableTakeOwnership,
@@ -118,20 +121,12 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	return diff.Run(ctx, cl, in)
 }
 
-// ignoreOf is the HelmRelease's spec.driftDetection.ignore in the diff's rule type.
-func ignoreOf(hr *v2.HelmRelease) []transform.IgnoreRule {
+// ignoreOf is the HelmRelease's spec.driftDetection.ignore.
+func ignoreOf(hr *v2.HelmRelease) ([]flux.IgnoreRule, error) {
 	if hr.Spec.DriftDetection == nil || len(hr.Spec.DriftDetection.Ignore) == 0 {
-		return nil
+		return nil, nil
 	}
-	raw, err := json.Marshal(hr.Spec.DriftDetection.Ignore)
-	if err != nil {
-		return nil
-	}
-	var rules []transform.IgnoreRule
-	if json.Unmarshal(raw, &rules) != nil {
-		return nil
-	}
-	return rules
+	return flux.IgnoreRules(hr.Spec.DriftDetection.Ignore)
 }
 
 // helmConfiguration4At is the Helm 4 SDK's action configuration with storage in namespace,
@@ -148,7 +143,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 		if a, b, ok := strings.Cut(arg, "/"); ok {
 			ns, name = a, b
 		}
-		obj, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
+		obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, ns, name)
 		if apierrors.IsNotFound(err) {
 			return nil, inputError{fmt.Errorf("no HelmRelease %s/%s (helm.toolkit.fluxcd.io/v2): check the name and -n, or diff one as written with --file", ns, name)}
 		}
@@ -190,7 +185,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 				md["namespace"] = ns
 			}
 			sg.index[ob.Group()+"/"+ob.Kind+"/"+ns+"/"+ob.Name] = m
-			if ob.Kind == "HelmRelease" && ob.Group() == transform.HelmReleaseGroup {
+			if ob.Kind == "HelmRelease" && ob.Group() == flux.HelmReleaseGroup {
 				targets = append(targets, hrTarget{obj: m, where: f + ": " + ob.Where(), stream: sg})
 			}
 		}
@@ -234,7 +229,7 @@ func (s *streamGetter) Get(ctx context.Context, group, version, kind, namespace,
 
 // runHelmReleases diffs several HelmReleases (--all, or a --file with more than one), one
 // summary row each.
-func (o *diffOptions) runHelmReleases(ctx context.Context, cl *live.Client, targets []hrTarget, rules []transform.IgnoreRule, out, errOut io.Writer) int {
+func (o *diffOptions) runHelmReleases(ctx context.Context, cl *live.Client, targets []hrTarget, rules []flux.IgnoreRule, out, errOut io.Writer) int {
 	rows, unmeasured := o.summaries(len(targets), func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		md, _ := targets[i].obj["metadata"].(map[string]any)
 		hrName := fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
@@ -251,7 +246,7 @@ func (o *diffOptions) allHelmReleases(ctx context.Context, cl *live.Client) ([]h
 	if o.allNamespaces {
 		ns = ""
 	}
-	objs, err := cl.ListObjects(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns)
+	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, ns)
 	if err != nil {
 		return nil, fmt.Errorf("listing HelmReleases: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	kversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/helm-drift/helm-drift/internal/config"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
@@ -249,7 +250,7 @@ type helmReleaseGetter interface {
 
 // bracket decides the self state, given a cluster that answers.
 func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, release string, install bool, errOut io.Writer) (selfState, error) {
-	hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", namespace, release)
+	hr, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace, release)
 	switch {
 	case errors.Is(err, live.ErrNotServed):
 		return selfState{}, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", server)

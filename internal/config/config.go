@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/selector"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
@@ -70,7 +71,7 @@ type DriftDetectionRule struct {
 	// Mode: enabled, warn or disabled.
 	Mode string `json:"mode"`
 	// Ignore rules in Flux's syntax.
-	Ignore []transform.IgnoreRule `json:"ignore,omitempty"`
+	Ignore []flux.IgnoreRule `json:"ignore,omitempty"`
 	// Override replaces a driftDetection the chart sets itself.
 	Override *bool `json:"override,omitempty"`
 }
@@ -131,7 +132,7 @@ func (f *File) Rules(name string) ([]transform.Rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", origin, err)
 		}
-		mode, err := transform.ParseMode(r.Mode)
+		mode, err := flux.ParseMode(r.Mode)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", origin, err)
 		}

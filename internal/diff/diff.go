@@ -20,10 +20,10 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // Normalisation modes.
@@ -65,7 +65,7 @@ type Input struct {
 	// (Helm 3) or --force-replace (Helm 4), replacing objects.
 	ForceConflicts, ForceReplace bool
 	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
-	Rules []transform.IgnoreRule
+	Rules []flux.IgnoreRule
 	// Normalize is Server, Offline or Auto.
 	Normalize string
 	// Workers bounds the concurrent requests (default 8).
@@ -74,10 +74,10 @@ type Input struct {
 	// rendered from, and HelmReleaseRules its spec.driftDetection.ignore: the managing
 	// HelmRelease is then not looked up from the live objects.
 	HelmRelease      string
-	HelmReleaseRules []transform.IgnoreRule
+	HelmReleaseRules []flux.IgnoreRule
 	// Next, when set, is what helm-controller's next reconcile will do: the rows then say
 	// whether that reconcile resolves them, rather than an upgrade to Desired.
-	Next *Next
+	Next *flux.Next
 	// Source says where the rendered chart came from ("" for none).
 	Source string
 	// TakeOwnership: the upgrade (or install) adopts objects that exist without this
@@ -85,19 +85,6 @@ type Input struct {
 	// default) does; without it Helm refuses them.
 	TakeOwnership bool
 }
-
-// Next is what helm-controller's next reconcile of a HelmRelease will do: an Action of
-// fluxrelease (install, upgrade, drift correction, nothing) and why.
-type Next struct {
-	Action string `json:"action"`
-	Reason string `json:"reason"`
-}
-
-// The Next actions the rows are rewritten for (the others keep the upgrade's predictions).
-const (
-	NextCorrect = "drift correction"
-	NextNothing = "nothing"
-)
 
 // Report is the measurement of one release; its JSON form is documented in the README.
 type Report struct {
@@ -120,7 +107,7 @@ type Report struct {
 	Source string `json:"source,omitempty"`
 	// Next is what helm-controller's next reconcile will do (diff helmrelease only); each
 	// row's resolvedByUpgrade then says whether that reconcile resolves it.
-	Next *Next `json:"nextReconcile,omitempty"`
+	Next *flux.Next `json:"nextReconcile,omitempty"`
 	// Divergences counts the rows that are drift (SHADOWS whose values agree are not).
 	Divergences int `json:"divergences"`
 	// Compared counts the fields compared.
@@ -310,7 +297,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	}
 	rep.Source, rep.Next = in.Source, in.Next
 	rep.HelmRelease = hrName
-	m.rules = append(append([]transform.IgnoreRule{}, in.Rules...), hrRules...)
+	m.rules = append(append([]flux.IgnoreRule{}, in.Rules...), hrRules...)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(in.Workers)
@@ -411,7 +398,7 @@ type measure struct {
 	in      Input
 	cl      *live.Client
 	checker *owners.Checker
-	rules   []transform.IgnoreRule
+	rules   []flux.IgnoreRule
 	lists   map[listKey]*listing
 
 	sources    memo[source]
@@ -594,11 +581,11 @@ func unstablePaths(tm kyaml.TypeMeta, t *target, desired map[string]any) map[str
 // cluster has); nothing resolves nothing.
 // xref: helm-controller internal/reconcile/correct_cluster_drift.go (it applies the stored
 // manifest's objects that the diff found changed or missing).
-func nextReconcile(rows []Row, next Next) {
+func nextReconcile(rows []Row, next flux.Next) {
 	for i := range rows {
 		r := &rows[i]
 		switch next.Action {
-		case NextCorrect:
+		case flux.NextCorrect:
 			switch r.Class {
 			case drift.Differs, drift.ChartOnly:
 				r.Resolved, r.Why = true, "drift correction restores it"
@@ -607,7 +594,7 @@ func nextReconcile(rows []Row, next Next) {
 			default:
 				r.Resolved, r.Why = false, "drift correction leaves it: the manifest states the inline entry"
 			}
-		case NextNothing:
+		case flux.NextNothing:
 			why, _, _ := strings.Cut(next.Reason, ": ")
 			r.Resolved, r.Why = false, "nothing will: "+why
 		}

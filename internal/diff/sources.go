@@ -3,7 +3,6 @@ package diff
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // memo computes one value per key, once, whichever goroutine asks first.
@@ -163,7 +162,7 @@ func (m *measure) source(ctx context.Context, kind, namespace, name string) (sou
 // helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
 // manages the release, found through the helm.toolkit.fluxcd.io labels on its live objects;
 // none when no HelmRelease does.
-func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]transform.IgnoreRule, string, error) {
+func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]flux.IgnoreRule, string, error) {
 	for _, o := range liveObjs {
 		md, _ := o["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)
@@ -172,7 +171,7 @@ func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[stri
 		if name == "" || ns == "" {
 			continue
 		}
-		hr, err := cl.Get(ctx, transform.HelmReleaseGroup, "v2", "HelmRelease", ns, name)
+		hr, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, ns, name)
 		if apierrors.IsNotFound(err) {
 			return nil, "", nil
 		}
@@ -181,13 +180,9 @@ func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[stri
 		}
 		spec, _ := hr["spec"].(map[string]any)
 		dd, _ := spec["driftDetection"].(map[string]any)
-		raw, err := json.Marshal(dd["ignore"])
+		rules, err := flux.IgnoreRules(dd["ignore"])
 		if err != nil {
-			return nil, "", err
-		}
-		var rules []transform.IgnoreRule
-		if err := json.Unmarshal(raw, &rules); err != nil {
-			return nil, "", fmt.Errorf("HelmRelease %s/%s: spec.driftDetection.ignore: %w", ns, name, err)
+			return nil, "", fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
 		}
 		return rules, ns + "/" + name, nil
 	}

@@ -4,9 +4,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
 // Object identifies the object a Result belongs to, for ignore rule targets.
@@ -18,8 +17,8 @@ type Object struct {
 // Ignore drops the divergences that ignore rules in Flux's syntax (spec.driftDetection.ignore:
 // JSON pointers, an optional target) cover for obj: a divergence is covered when its pointer is
 // a rule's path or lies under it. It returns how many it dropped. Rules must be valid
-// (transform.IgnoreRule.Validate).
-func Ignore(r *Result, rules []transform.IgnoreRule, obj Object) int {
+// (flux.IgnoreRule.Validate).
+func Ignore(r *Result, rules []flux.IgnoreRule, obj Object) int {
 	var paths []string
 	for _, rule := range rules {
 		if rule.Target == nil || targets(*rule.Target, obj) {
@@ -53,7 +52,7 @@ func covered(ptr string, paths []string) bool {
 
 // targets reports whether a Flux kustomize selector matches obj. Name and namespace are
 // regular-expression anchored in Flux; here they match exactly or as path globs.
-func targets(t transform.Target, obj Object) bool {
+func targets(t flux.Target, obj Object) bool {
 	match := func(pattern, v string) bool {
 		if pattern == "" {
 			return true

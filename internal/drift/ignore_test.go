@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/helm-drift/helm-drift/internal/transform"
+	"github.com/helm-drift/helm-drift/internal/flux"
 )
 
 func TestIgnore(t *testing.T) {
@@ -13,21 +12,21 @@ func TestIgnore(t *testing.T) {
 	live := obj(t, "metadata:\n  annotations:\n    a/b: y\nspec:\n  replicas: 5\n  template:\n    spec:\n      containers:\n        - name: web\n          image: web:2\n        - name: side\n          image: s:2\n")
 	deploy := Object{Group: "apps", Version: "v1", Kind: "Deployment", Name: "web", Namespace: "apps", Labels: map[string]string{"tier": "front"}}
 	tests := map[string]struct {
-		rules []transform.IgnoreRule
+		rules []flux.IgnoreRule
 		want  []string
 	}{
 		"none": {nil, []string{"/metadata/annotations/a~1b", "/spec/replicas", "/spec/template/spec/containers/1/image", "/spec/template/spec/containers/0/image"}},
 		"replicas and escaped key": {
-			[]transform.IgnoreRule{{Paths: []string{"/spec/replicas", "/metadata/annotations/a~1b"}}},
+			[]flux.IgnoreRule{{Paths: []string{"/spec/replicas", "/metadata/annotations/a~1b"}}},
 			[]string{"/spec/template/spec/containers/1/image", "/spec/template/spec/containers/0/image"}},
 		"subtree by cluster index": {
-			[]transform.IgnoreRule{{Paths: []string{"/spec/template/spec/containers/0"}}},
+			[]flux.IgnoreRule{{Paths: []string{"/spec/template/spec/containers/0"}}},
 			[]string{"/metadata/annotations/a~1b", "/spec/replicas", "/spec/template/spec/containers/1/image"}},
 		"target matches": {
-			[]transform.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &transform.Target{Kind: "Deployment", LabelSelector: "tier=front"}}},
+			[]flux.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &flux.Target{Kind: "Deployment", LabelSelector: "tier=front"}}},
 			[]string{"/metadata/annotations/a~1b", "/spec/template/spec/containers/1/image", "/spec/template/spec/containers/0/image"}},
 		"target does not match": {
-			[]transform.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &transform.Target{Kind: "StatefulSet"}}},
+			[]flux.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &flux.Target{Kind: "StatefulSet"}}},
 			[]string{"/metadata/annotations/a~1b", "/spec/replicas", "/spec/template/spec/containers/1/image", "/spec/template/spec/containers/0/image"}},
 	}
 	for name, tc := range tests {

@@ -169,3 +169,16 @@ const (
 	// only, a release that must be remediated first).
 	NextNothing = "nothing"
 )
+
+// ReleaseName is the Helm release a HelmRelease named name writes, as helm-controller names
+// it: spec.releaseName, else [spec.targetNamespace-]name, shortened past 53 characters.
+// xref: helm-controller api/v2 HelmRelease.GetReleaseName; internal/release/name.go.
+func ReleaseName(name, releaseName, targetNamespace string) string {
+	if releaseName == "" {
+		releaseName = name
+		if targetNamespace != "" {
+			releaseName = targetNamespace + "-" + name
+		}
+	}
+	return ShortenName(releaseName)
+}

@@ -14,6 +14,7 @@ import (
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	chartcommon "helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	chartutil4 "helm.sh/helm/v4/pkg/chart/v2/util"
@@ -23,21 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-func TestShortenName(t *testing.T) {
-	long := strings.Repeat("a", 30) + "-" + strings.Repeat("b", 30)
-	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(long)))
-	tests := map[string]string{
-		"web":                   "web",
-		strings.Repeat("x", 53): strings.Repeat("x", 53),
-		long:                    long[:40] + "-" + sum[:12],
-	}
-	for in, want := range tests {
-		if got := ShortenName(in); got != want || len(got) > 53 {
-			t.Errorf("ShortenName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 func TestIdentityOf(t *testing.T) {
 	tests := []struct {
@@ -203,23 +189,23 @@ func TestNextReconcile(t *testing.T) {
 		last *release4.Release
 		want string
 	}{
-		"suspended":   {hr(func(h *v2.HelmRelease) { h.Spec.Suspend = true }), deployed("1.0.0"), Nothing},
-		"no release":  {hr(nil), nil, Install},
-		"not its own": {hr(func(h *v2.HelmRelease) { h.Status.History = nil }), deployed("1.0.0"), Upgrade},
-		"new chart":   {hr(nil), deployed("0.9.0"), Upgrade},
-		"new values":  {hr(func(h *v2.HelmRelease) { h.Status.History[0].ConfigDigest = ConfigDigest(map[string]any{"a": "0"}) }), deployed("1.0.0"), Upgrade},
+		"suspended":   {hr(func(h *v2.HelmRelease) { h.Spec.Suspend = true }), deployed("1.0.0"), flux.NextNothing},
+		"no release":  {hr(nil), nil, flux.NextInstall},
+		"not its own": {hr(func(h *v2.HelmRelease) { h.Status.History = nil }), deployed("1.0.0"), flux.NextUpgrade},
+		"new chart":   {hr(nil), deployed("0.9.0"), flux.NextUpgrade},
+		"new values":  {hr(func(h *v2.HelmRelease) { h.Status.History[0].ConfigDigest = ConfigDigest(map[string]any{"a": "0"}) }), deployed("1.0.0"), flux.NextUpgrade},
 		"new post-renderers": {hr(func(h *v2.HelmRelease) {
 			h.Generation = 4
 			h.Spec.PostRenderers = []v2.PostRenderer{{Kustomize: &v2.Kustomize{}}}
-		}), deployed("1.0.0"), Upgrade},
-		"in sync, enabled": {hr(func(h *v2.HelmRelease) { h.Spec.DriftDetection = &v2.DriftDetection{Mode: v2.DriftDetectionEnabled} }), deployed("1.0.0"), Correct},
-		"in sync, warn":    {hr(func(h *v2.HelmRelease) { h.Spec.DriftDetection = &v2.DriftDetection{Mode: v2.DriftDetectionWarn} }), deployed("1.0.0"), Nothing},
-		"in sync, off":     {hr(nil), deployed("1.0.0"), Nothing},
+		}), deployed("1.0.0"), flux.NextUpgrade},
+		"in sync, enabled": {hr(func(h *v2.HelmRelease) { h.Spec.DriftDetection = &v2.DriftDetection{Mode: v2.DriftDetectionEnabled} }), deployed("1.0.0"), flux.NextCorrect},
+		"in sync, warn":    {hr(func(h *v2.HelmRelease) { h.Spec.DriftDetection = &v2.DriftDetection{Mode: v2.DriftDetectionWarn} }), deployed("1.0.0"), flux.NextNothing},
+		"in sync, off":     {hr(nil), deployed("1.0.0"), flux.NextNothing},
 		"pending": {hr(nil), func() *release4.Release {
 			l := deployed("1.0.0")
 			l.Info.Status = common4.StatusPendingUpgrade
 			return l
-		}(), Nothing},
+		}(), flux.NextNothing},
 	}
 	for name, tc := range tests {
 		if got := NextReconcile(tc.hr, tc.last, r); got.Action != tc.want {

@@ -1,10 +1,10 @@
 package fluxrelease
 
 import (
-	"crypto/sha256"
 	"fmt"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -33,20 +33,7 @@ type Identity struct {
 }
 
 // IdentityOf returns the release a HelmRelease writes.
-// xref: helm-controller api/v2 HelmRelease.GetReleaseName, GetReleaseNamespace,
-// GetStorageNamespace; internal/release/name.go ShortenName.
+// xref: helm-controller api/v2 HelmRelease.GetReleaseNamespace, GetStorageNamespace.
 func IdentityOf(hr *v2.HelmRelease) Identity {
-	return Identity{Name: ShortenName(hr.GetReleaseName()), Namespace: hr.GetReleaseNamespace(), Storage: hr.GetStorageNamespace()}
-}
-
-// ShortenName shortens a release name longer than 53 characters to its first 40 characters,
-// a hyphen and the first 12 hex digits of its SHA-256, as helm-controller does.
-// xref: helm-controller internal/release/name.go ShortenName.
-func ShortenName(name string) string {
-	const maxLength, hashLength = 53, 12
-	if len(name) <= maxLength {
-		return name
-	}
-	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(name)))
-	return name[:maxLength-(hashLength+1)] + "-" + sum[:hashLength]
+	return Identity{Name: flux.ReleaseName(hr.Name, hr.Spec.ReleaseName, hr.Spec.TargetNamespace), Namespace: hr.GetReleaseNamespace(), Storage: hr.GetStorageNamespace()}
 }

@@ -5,31 +5,11 @@ import (
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/chartutil"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/opencontainers/go-digest"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 )
-
-// The actions of a next reconcile.
-const (
-	// Install: there is no release yet; every object is created.
-	Install = "install"
-	// Upgrade: helm-controller upgrades the release (server-side apply as helm-controller,
-	// conflicts forced).
-	Upgrade = "upgrade"
-	// Correct: no upgrade, but drift detection is enabled: helm-controller restores what the
-	// stored manifest states.
-	Correct = "drift correction"
-	// Nothing: nothing will change the cluster (suspended, drift detection off or warn only,
-	// a release that must be remediated first).
-	Nothing = "nothing"
-)
-
-// Next is what helm-controller's next reconcile of a HelmRelease will do, and why.
-type Next struct {
-	Action string `json:"action"`
-	Reason string `json:"reason"`
-}
 
 // NextReconcile says what helm-controller's next reconcile will do with the HelmRelease, given
 // the release's last revision in storage (nil: none) and what it would render now. It follows
@@ -41,45 +21,45 @@ type Next struct {
 // → nothing. Condition messages are never quoted (they may hold a template error's values).
 // xref: helm-controller internal/reconcile/state.go DetermineReleaseState; internal/action/
 // verify.go VerifyRelease; internal/reconcile/atomic_release.go actionForState.
-func NextReconcile(hr *v2.HelmRelease, last *release4.Release, r *Rendered) Next {
+func NextReconcile(hr *v2.HelmRelease, last *release4.Release, r *Rendered) flux.Next {
 	if hr.Spec.Suspend {
-		return Next{Nothing, "spec.suspend is true: helm-controller does not reconcile it"}
+		return flux.Next{Action: flux.NextNothing, Reason: "spec.suspend is true: helm-controller does not reconcile it"}
 	}
 	if c := apimeta.FindStatusCondition(hr.Status.Conditions, "Stalled"); c != nil && c.Status == "True" {
-		return Next{Nothing, "the HelmRelease is stalled (" + c.Reason + "): helm-controller retries nothing until its spec changes"}
+		return flux.Next{Action: flux.NextNothing, Reason: "the HelmRelease is stalled (" + c.Reason + "): helm-controller retries nothing until its spec changes"}
 	}
 	if last == nil || last.Info == nil || last.Info.Status.String() == "uninstalled" {
-		return Next{Install, "no release " + r.Storage + "/" + r.Name + " in storage"}
+		return flux.Next{Action: flux.NextInstall, Reason: "no release " + r.Storage + "/" + r.Name + " in storage"}
 	}
 	if last.Info.Status.IsPending() {
-		return Next{Nothing, fmt.Sprintf("release revision %d is %s: helm-controller first unlocks it (marks it failed), then remediates; nothing is predicted", last.Version, last.Info.Status)}
+		return flux.Next{Action: flux.NextNothing, Reason: fmt.Sprintf("release revision %d is %s: helm-controller first unlocks it (marks it failed), then remediates; nothing is predicted", last.Version, last.Info.Status)}
 	}
 	cur := hr.Status.History.Latest()
 	if cur == nil || !cur.Targets(last.Name, last.Namespace, last.Version) {
-		return Next{Upgrade, fmt.Sprintf("release revision %d was not written by this HelmRelease (no matching status.history entry): helm-controller upgrades to take it over", last.Version)}
+		return flux.Next{Action: flux.NextUpgrade, Reason: fmt.Sprintf("release revision %d was not written by this HelmRelease (no matching status.history entry): helm-controller upgrades to take it over", last.Version)}
 	}
 	if last.Info.Status.String() == "failed" {
-		return Next{Nothing, fmt.Sprintf("release revision %d failed: helm-controller remediates it as spec.install/upgrade.remediation say (retry or roll back); nothing is predicted", last.Version)}
+		return flux.Next{Action: flux.NextNothing, Reason: fmt.Sprintf("release revision %d failed: helm-controller remediates it as spec.install/upgrade.remediation say (retry or roll back); nothing is predicted", last.Version)}
 	}
 	if last.Chart != nil && last.Chart.Metadata != nil && (last.Chart.Metadata.Name != r.Chart.Metadata.Name || last.Chart.Metadata.Version != r.Chart.Metadata.Version) {
-		return Next{Upgrade, fmt.Sprintf("chart %s-%s → %s-%s", last.Chart.Metadata.Name, last.Chart.Metadata.Version, r.Chart.Metadata.Name, r.Chart.Metadata.Version)}
+		return flux.Next{Action: flux.NextUpgrade, Reason: fmt.Sprintf("chart %s-%s → %s-%s", last.Chart.Metadata.Name, last.Chart.Metadata.Version, r.Chart.Metadata.Name, r.Chart.Metadata.Version)}
 	}
 	if !chartutil.VerifyValues(digest.Digest(cur.ConfigDigest), r.values) {
-		return Next{Upgrade, "the values changed (their digest differs from the last release's)"}
+		return flux.Next{Action: flux.NextUpgrade, Reason: "the values changed (their digest differs from the last release's)"}
 	}
 	if hr.Status.ObservedGeneration != hr.Generation {
 		if PostRenderersDigest(hr) != hr.Status.ObservedPostRenderersDigest {
-			return Next{Upgrade, "spec.postRenderers changed"}
+			return flux.Next{Action: flux.NextUpgrade, Reason: "spec.postRenderers changed"}
 		}
 		if CommonMetadataDigest(hr) != hr.Status.ObservedCommonMetadataDigest {
-			return Next{Upgrade, "spec.commonMetadata changed"}
+			return flux.Next{Action: flux.NextUpgrade, Reason: "spec.commonMetadata changed"}
 		}
 	}
 	switch hr.GetDriftDetection().GetMode() {
 	case v2.DriftDetectionEnabled:
-		return Next{Correct, "in sync with its spec, and spec.driftDetection.mode is enabled: helm-controller restores what the stored manifest states"}
+		return flux.Next{Action: flux.NextCorrect, Reason: "in sync with its spec, and spec.driftDetection.mode is enabled: helm-controller restores what the stored manifest states"}
 	case v2.DriftDetectionWarn:
-		return Next{Nothing, "in sync with its spec, and spec.driftDetection.mode is warn: helm-controller reports drift and corrects nothing"}
+		return flux.Next{Action: flux.NextNothing, Reason: "in sync with its spec, and spec.driftDetection.mode is warn: helm-controller reports drift and corrects nothing"}
 	}
-	return Next{Nothing, "in sync with its spec, and drift detection is disabled: helm-controller does not look at the cluster between upgrades"}
+	return flux.Next{Action: flux.NextNothing, Reason: "in sync with its spec, and drift detection is disabled: helm-controller does not look at the cluster between upgrades"}
 }

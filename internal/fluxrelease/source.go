@@ -14,6 +14,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	v2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/opencontainers/go-digest"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -22,9 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	sigsyaml "sigs.k8s.io/yaml"
 )
-
-// sourceGroup is Flux's source API group.
-const sourceGroup = "source.toolkit.fluxcd.io"
 
 // Source says where a HelmRelease's chart came from.
 type Source struct {
@@ -94,7 +92,7 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		default:
 			return nil, src, fmt.Errorf("spec.chartRef kind %s: helm-drift renders charts from an OCIRepository or a HelmChart", ref.Kind)
 		}
-		obj, err := o.Get.Get(ctx, sourceGroup, "v1", ref.Kind, ns, ref.Name)
+		obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, ref.Kind, ns, ref.Name)
 		if err != nil {
 			return nil, src, fmt.Errorf("%s %s/%s (spec.chartRef): %w", ref.Kind, ns, ref.Name, err)
 		}
@@ -115,7 +113,7 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 	case hr.HasChartTemplate() && !hr.HasChartRef():
 		tpl := hr.Spec.Chart
 		src := Source{Kind: "HelmChart", Namespace: tpl.GetNamespace(hr.Namespace), Name: hr.GetHelmChartName()}
-		obj, err := o.Get.Get(ctx, sourceGroup, "v1", "HelmChart", src.Namespace, src.Name)
+		obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmChart", src.Namespace, src.Name)
 		switch {
 		case apierrors.IsNotFound(err):
 			return o.pullTemplate(ctx, hr, src)
@@ -391,7 +389,7 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	if ref.Kind != "HelmRepository" {
 		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
 	}
-	repoObj, err := o.Get.Get(ctx, sourceGroup, "v1", "HelmRepository", ns, ref.Name)
+	repoObj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmRepository", ns, ref.Name)
 	if err != nil {
 		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
 	}

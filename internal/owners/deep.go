@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
@@ -81,7 +82,7 @@ func (c *Checker) Deep(ctx context.Context, objs []Object, o DeepOptions) ([]Fin
 		}
 	}
 	for _, ob := range objs {
-		if ob.Kind != "HelmRelease" || ob.Group() != "helm.toolkit.fluxcd.io" || ob.Node == nil {
+		if ob.Kind != flux.HelmReleaseKind || ob.Group() != flux.HelmReleaseGroup || ob.Node == nil {
 			continue
 		}
 		hrNS := c.Identity(ob).Namespace

@@ -3,7 +3,6 @@ package owners
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,21 +65,6 @@ func TestScanAgreesWithParser(t *testing.T) {
 				t.Errorf("%s %s: scanner disagrees with the parser (-parser +scanner):\n%s", name, d.Name(), diff)
 			}
 		}
-	}
-}
-
-func TestShortenReleaseName(t *testing.T) {
-	long := "apps-an-extremely-long-component-name-that-goes-past-the-limit"
-	// The first 40 characters, "-", the first 12 hex digits of sha256(long) (sha256sum).
-	want := "apps-an-extremely-long-component-name-th-b7bbc1b3537d"
-	if got := ShortenReleaseName(long); got != want {
-		t.Errorf("ShortenReleaseName = %q, want %q", got, want)
-	}
-	if got := ShortenReleaseName(strings.Repeat("a", 53)); got != strings.Repeat("a", 53) {
-		t.Errorf("a 53-character name was shortened: %q", got)
-	}
-	if got := len(ShortenReleaseName(strings.Repeat("a", 54))); got != 53 {
-		t.Errorf("a shortened name has %d characters, want 53", got)
 	}
 }
 

@@ -1,13 +1,13 @@
 package owners
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -162,7 +162,7 @@ func (c *Checker) twoWriters(objs []Object) []Finding {
 	var order [][2]string
 	seen := map[Identity]bool{}
 	for _, o := range objs {
-		if o.Kind != "HelmRelease" || o.Group() != "helm.toolkit.fluxcd.io" || o.Node == nil {
+		if o.Kind != flux.HelmReleaseKind || o.Group() != flux.HelmReleaseGroup || o.Node == nil {
 			continue
 		}
 		id := c.Identity(o)
@@ -197,36 +197,16 @@ func (c *Checker) twoWriters(objs []Object) []Finding {
 	return findings
 }
 
-// ReleaseOf returns the Helm release a HelmRelease writes, the way helm-controller names it:
-// spec.releaseName, else [spec.targetNamespace-]metadata.name, shortened past 53 characters;
-// stored in spec.storageNamespace, else the HelmRelease's namespace.
+// ReleaseOf returns the Helm release a HelmRelease writes, the way helm-controller names it
+// (flux.ReleaseName), stored in spec.storageNamespace, else the HelmRelease's namespace.
 func ReleaseOf(n *yaml.Node, namespace string) Target {
 	spec := manifest.Lookup(n, "spec")
 	name := manifest.Scalar(manifest.Lookup(n, "metadata"), "name")
-	release := manifest.Scalar(spec, "releaseName")
-	if release == "" {
-		release = name
-		if target := manifest.Scalar(spec, "targetNamespace"); target != "" {
-			release = target + "-" + name
-		}
-	}
 	storage := manifest.Scalar(spec, "storageNamespace")
 	if storage == "" {
 		storage = namespace
 	}
-	return Target{Namespace: namespace, Release: ShortenReleaseName(release), Storage: storage}
-}
-
-// ShortenReleaseName shortens a release name past 53 characters the way helm-controller does
-// (xref: fluxcd/helm-controller internal/release/name.go ShortenName): the first 40 characters,
-// "-", and the first 12 hex digits of the name's SHA-256.
-func ShortenReleaseName(name string) string {
-	const maxLength, hashLength = 53, 12
-	if len(name) <= maxLength {
-		return name
-	}
-	sum := fmt.Sprintf("%x", sha256.Sum256([]byte(name)))
-	return name[:maxLength-(hashLength+1)] + "-" + sum[:hashLength]
+	return Target{Namespace: namespace, Release: flux.ReleaseName(name, manifest.Scalar(spec, "releaseName"), manifest.Scalar(spec, "targetNamespace")), Storage: storage}
 }
 
 // sortFindings orders findings by object, for stable output.

@@ -7,11 +7,9 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
-
-// HelmReleaseGroup is the API group of Flux's HelmRelease.
-const HelmReleaseGroup = "helm.toolkit.fluxcd.io"
 
 // DriftDetection sets spec.driftDetection on the Flux HelmReleases its rules select. Nothing is
 // selected by default: a HelmRelease no rule matches is left as the chart wrote it.
@@ -37,24 +35,24 @@ type Applied struct {
 	// Namespace as the document writes it (empty when it names none), and Name.
 	Namespace, Name string
 	// Mode and Ignore are what was set.
-	Mode   Mode
-	Ignore []IgnoreRule
+	Mode   flux.Mode
+	Ignore []flux.IgnoreRule
 }
 
 var _ Transform = (*DriftDetection)(nil)
 
 // decision is what the matching rules decided for one HelmRelease.
 type decision struct {
-	mode     Mode
-	ignore   []IgnoreRule
+	mode     flux.Mode
+	ignore   []flux.IgnoreRule
 	override bool
 	origins  []string
 }
 
 // driftDetectionSpec is the value written as spec.driftDetection.
 type driftDetectionSpec struct {
-	Mode   Mode         `yaml:"mode"`
-	Ignore []IgnoreRule `yaml:"ignore,omitempty"`
+	Mode   flux.Mode         `yaml:"mode"`
+	Ignore []flux.IgnoreRule `yaml:"ignore,omitempty"`
 }
 
 var helmReleaseBytes = []byte("HelmRelease")
@@ -93,7 +91,7 @@ func (f *DriftDetection) Transform(s *manifest.Stream) error {
 			continue
 		}
 		if f.Strict {
-			return fmt.Errorf("%s matched no HelmRelease (%s); check the selector, or drop --strict", r.Origin, HelmReleaseGroup)
+			return fmt.Errorf("%s matched no HelmRelease (%s); check the selector, or drop --strict", r.Origin, flux.HelmReleaseGroup)
 		}
 		f.logf("warning: %s matched no HelmRelease\n", r.Origin)
 	}
@@ -107,7 +105,7 @@ func (f *DriftDetection) apply(d *manifest.Document, o manifest.Object, matched 
 		return false, nil
 	}
 	group, version, _ := strings.Cut(manifest.Scalar(obj, "apiVersion"), "/")
-	if group != HelmReleaseGroup {
+	if group != flux.HelmReleaseGroup {
 		return false, nil // another project's HelmRelease kind
 	}
 	meta := manifest.Lookup(obj, "metadata")
@@ -128,9 +126,9 @@ func (f *DriftDetection) apply(d *manifest.Document, o manifest.Object, matched 
 	switch version {
 	case "v2", "v2beta2":
 	case "v2beta1":
-		return false, fmt.Errorf("%s: selected by %s, but %s/v2beta1 has no spec.driftDetection (it came with v2beta2); move the chart's HelmRelease to %s/v2 or drop it from the rule", where, strings.Join(dec.origins, ", "), HelmReleaseGroup, HelmReleaseGroup)
+		return false, fmt.Errorf("%s: selected by %s, but %s/v2beta1 has no spec.driftDetection (it came with v2beta2); move the chart's HelmRelease to %s/v2 or drop it from the rule", where, strings.Join(dec.origins, ", "), flux.HelmReleaseGroup, flux.HelmReleaseGroup)
 	default:
-		return false, fmt.Errorf("%s: selected by %s, but apiVersion %s/%s is not one this helm-drift knows (v2, v2beta2); check the apiVersion", where, strings.Join(dec.origins, ", "), HelmReleaseGroup, version)
+		return false, fmt.Errorf("%s: selected by %s, but apiVersion %s/%s is not one this helm-drift knows (v2, v2beta2); check the apiVersion", where, strings.Join(dec.origins, ", "), flux.HelmReleaseGroup, version)
 	}
 	spec := manifest.Lookup(obj, "spec")
 	switch {

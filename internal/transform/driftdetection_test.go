@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -69,7 +70,7 @@ func TestDriftDetection(t *testing.T) {
 		"ignore carried from an earlier rule": {
 			rules: []string{"web=enabled", "apps/web=disabled"},
 			edit: func(r []Rule) {
-				r[0].Ignore = []IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &Target{Kind: "Deployment"}}}
+				r[0].Ignore = []flux.IgnoreRule{{Paths: []string{"/spec/replicas"}, Target: &flux.Target{Kind: "Deployment"}}}
 			},
 			in:   hr,
 			want: hr + "  driftDetection:\n    mode: disabled\n    ignore:\n    - paths:\n      - /spec/replicas\n      target:\n        kind: Deployment\n",
@@ -184,20 +185,7 @@ func TestParseFlagRule(t *testing.T) {
 		}
 	}
 	r, err := ParseFlagRule("label:app=web=enabled")
-	if err != nil || r.Selector.String() != "label:app=web" || r.Mode != ModeEnabled {
+	if err != nil || r.Selector.String() != "label:app=web" || r.Mode != flux.ModeEnabled {
 		t.Errorf("ParseFlagRule(label:app=web=enabled) = %+v, %v", r, err)
-	}
-}
-
-func TestValidatePointer(t *testing.T) {
-	for _, ok := range []string{"", "/", "/spec/replicas", "/metadata/annotations/a~1b", "/a~0b"} {
-		if err := ValidatePointer(ok); err != nil {
-			t.Errorf("ValidatePointer(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"spec", "/a~", "/a~2", "~1"} {
-		if err := ValidatePointer(bad); err == nil {
-			t.Errorf("ValidatePointer(%q) accepted", bad)
-		}
 	}
 }

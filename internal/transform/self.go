@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -315,8 +316,8 @@ func resumerRules(secret, release string) []any {
 	return []any{
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list"}},
 		map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "resourceNames": []any{secret}, "verbs": []any{"get", "patch", "create"}},
-		map[string]any{"apiGroups": []any{HelmReleaseGroup}, "resources": []any{"helmreleases"}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
-		map[string]any{"apiGroups": []any{"source.toolkit.fluxcd.io"}, "resources": []any{"ocirepositories"}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
+		map[string]any{"apiGroups": []any{flux.HelmReleaseGroup}, "resources": []any{flux.HelmReleases.Resource}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
+		map[string]any{"apiGroups": []any{flux.SourceGroup}, "resources": []any{flux.OCIRepositories.Resource}, "resourceNames": []any{release}, "verbs": []any{"get", "patch"}},
 	}
 }
 
@@ -332,7 +333,7 @@ func (s *Self) postRenderers() []any {
 			value["ignore"] = a.Ignore
 		}
 		patch, _ := sigsyaml.Marshal([]any{map[string]any{"op": "add", "path": "/spec/driftDetection", "value": value}})
-		target := map[string]any{"group": HelmReleaseGroup, "kind": "HelmRelease", "name": a.Name}
+		target := map[string]any{"group": flux.HelmReleaseGroup, "kind": "HelmRelease", "name": a.Name}
 		if a.Namespace != "" {
 			target["namespace"] = a.Namespace
 		}
