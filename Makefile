@@ -86,7 +86,7 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRoundTrip$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScan$$' ./internal/owners
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDriftDetection$$' ./internal/transform
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzCompareSelf$$' ./internal/drift
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzCompareSelf$$' ./internal/compare
 
 ## demo: install the plugins into a scratch Helm home and render the example chart through them
 demo: build

@@ -18,8 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/defaulting"
-	"github.com/helm-drift/helm-drift/internal/drift"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
@@ -113,7 +113,7 @@ type Report struct {
 	// Compared counts the fields compared.
 	Compared int `json:"compared"`
 	// Counts counts rows by class.
-	Counts map[drift.Class]int `json:"counts"`
+	Counts map[compare.Class]int `json:"counts"`
 	// PendingDeletions counts fields an upgrade would remove.
 	PendingDeletions int `json:"pendingDeletions"`
 	// Unstable counts the rows whose chart value differs between two renders of the same
@@ -153,11 +153,11 @@ type Object struct {
 
 // Row is one divergence.
 type Row struct {
-	Class   drift.Class `json:"class"`
-	Path    string      `json:"path"`
-	Pointer string      `json:"pointer"`
-	Chart   any         `json:"chart,omitempty"`
-	Cluster any         `json:"cluster,omitempty"`
+	Class   compare.Class `json:"class"`
+	Path    string        `json:"path"`
+	Pointer string        `json:"pointer"`
+	Chart   any           `json:"chart,omitempty"`
+	Cluster any           `json:"cluster,omitempty"`
 	// Redacted: a Secret's data, whose values are never printed.
 	Redacted bool `json:"redacted,omitempty"`
 	// Inert: changes nothing in the running pod.
@@ -281,7 +281,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 	}
 	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
 		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
-		Apply: ApplyClientSide, Counts: map[drift.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
+		Apply: ApplyClientSide, Counts: map[compare.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
 		if t.live != nil {
@@ -339,7 +339,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 					continue
 				}
 			}
-			if r.Class != drift.Shadows || r.Agree == nil || !*r.Agree {
+			if r.Class != compare.Shadows || r.Agree == nil || !*r.Agree {
 				rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
 			}
 		}
@@ -470,7 +470,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	if t.live == nil {
 		o.Missing, o.Compared = true, 1
 		o.Normalize = "-"
-		row := Row{Class: drift.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"}
+		row := Row{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"}
 		if m.lists[keyOf(t.ob, t.id)].notServed {
 			row.Resolved, row.Why = false, "fails: the cluster does not serve "+t.ob.Kind+" "+t.ob.APIVersion+" (install its CRD first)"
 		}
@@ -490,16 +490,16 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		return o, err
 	}
 	o.Normalize = mode
-	chart := drift.Normalize(chartSide, t.id.Namespace)
-	cluster := drift.Normalize(t.live, "")
-	res := drift.Compare(tm, chart, cluster)
-	drift.MarkInert(&res, chart, cluster)
+	chart := compare.Normalize(chartSide, t.id.Namespace)
+	cluster := compare.Normalize(t.live, "")
+	res := compare.Compare(tm, chart, cluster)
+	compare.MarkInert(&res, chart, cluster)
 	md, _ := cluster["metadata"].(map[string]any)
 	group, version := splitAPIVersion(t.ob.APIVersion)
-	o.Ignored = drift.Ignore(&res, m.rules, drift.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
+	o.Ignored = compare.Ignore(&res, m.rules, compare.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
 		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 	o.Compared = res.Compared
-	drift.Fold(&res)
+	compare.Fold(&res)
 
 	p := m.predictor(tm, t, desired)
 	unstable := unstablePaths(tm, t, desired)
@@ -570,7 +570,7 @@ func unstablePaths(tm kyaml.TypeMeta, t *target, desired map[string]any) map[str
 	}
 	ns := t.id.Namespace
 	out := map[string]bool{}
-	for _, d := range drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(again, ns), ns)).Divergences {
+	for _, d := range compare.Compare(tm, compare.Normalize(desired, ns), compare.Normalize(withNamespace(again, ns), ns)).Divergences {
 		out[d.Path] = true
 	}
 	return out
@@ -587,9 +587,9 @@ func nextReconcile(rows []Row, next flux.Next) {
 		switch next.Action {
 		case flux.NextCorrect:
 			switch r.Class {
-			case drift.Differs, drift.ChartOnly:
+			case compare.Differs, compare.ChartOnly:
 				r.Resolved, r.Why = true, "drift correction restores it"
-			case drift.ClusterOnly:
+			case compare.ClusterOnly:
 				r.Resolved, r.Why = false, "drift correction never removes a field only the cluster has"
 			default:
 				r.Resolved, r.Why = false, "drift correction leaves it: the manifest states the inline entry"

@@ -9,15 +9,15 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/compare"
 )
 
 // Formats are the output formats of Write.
 var Formats = []string{"table", "json", "yaml", "markdown", "counts"}
 
 // classColour is the ANSI colour of each class on a terminal.
-var classColour = map[drift.Class]string{
-	drift.Differs: "33", drift.ChartOnly: "32", drift.ClusterOnly: "31", drift.Shadows: "35",
+var classColour = map[compare.Class]string{
+	compare.Differs: "33", compare.ChartOnly: "32", compare.ClusterOnly: "31", compare.Shadows: "35",
 }
 
 // Write prints reports in format. colour adds ANSI colours to the table's classes. counts
@@ -70,14 +70,14 @@ func cells(d Row) (field, chart, cluster, upgrade string) {
 	chart, cluster = show(d.Chart), show(d.Cluster)
 	if d.Redacted {
 		chart, cluster = "(secret)", "(secret)"
-		if d.Class == drift.ChartOnly {
+		if d.Class == compare.ChartOnly {
 			cluster = "-"
 		}
-		if d.Class == drift.ClusterOnly {
+		if d.Class == compare.ClusterOnly {
 			chart = "-"
 		}
 	}
-	if d.Class == drift.Shadows {
+	if d.Class == compare.Shadows {
 		verdict := "values not comparable (valueFrom)"
 		if d.Agree != nil && *d.Agree {
 			verdict = "values agree"
@@ -232,7 +232,7 @@ func measured(r *Report) string {
 
 func writeCounts(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "release %s/%s revision %d: %s (normalize %s)\n", r.Namespace, r.Release, r.Revision, measured(r), r.Normalize)
-	for _, c := range []drift.Class{drift.Differs, drift.ChartOnly, drift.ClusterOnly, drift.Shadows} {
+	for _, c := range []compare.Class{compare.Differs, compare.ChartOnly, compare.ClusterOnly, compare.Shadows} {
 		fmt.Fprintf(w, "  %-17s %d\n", c, r.Counts[c])
 	}
 	fmt.Fprintf(w, "  %-17s %d\n  %-17s %d\n", "pending deletions", r.PendingDeletions, "to prune", len(r.Prune))
@@ -303,15 +303,15 @@ func show(v any) string {
 type SummaryRow struct {
 	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
 	// helmrelease --all only).
-	HelmRelease      string              `json:"helmRelease,omitempty"`
-	Next             string              `json:"nextReconcile,omitempty"`
-	Release          string              `json:"release"`
-	Namespace        string              `json:"namespace"`
-	Revision         int                 `json:"revision"`
-	Divergences      int                 `json:"divergences"`
-	Compared         int                 `json:"compared"`
-	Counts           map[drift.Class]int `json:"counts"`
-	PendingDeletions int                 `json:"pendingDeletions"`
+	HelmRelease      string                `json:"helmRelease,omitempty"`
+	Next             string                `json:"nextReconcile,omitempty"`
+	Release          string                `json:"release"`
+	Namespace        string                `json:"namespace"`
+	Revision         int                   `json:"revision"`
+	Divergences      int                   `json:"divergences"`
+	Compared         int                   `json:"compared"`
+	Counts           map[compare.Class]int `json:"counts"`
+	PendingDeletions int                   `json:"pendingDeletions"`
 	// Unmeasured counts the objects that could not be measured.
 	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
@@ -377,8 +377,8 @@ func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
 			continue
 		}
 		fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
-			fmt.Sprint(r.Counts[drift.Differs]), fmt.Sprint(r.Counts[drift.ChartOnly]), fmt.Sprint(r.Counts[drift.ClusterOnly]),
-			fmt.Sprint(r.Counts[drift.Shadows]), fmt.Sprint(r.PendingDeletions)), sep)+end)
+			fmt.Sprint(r.Counts[compare.Differs]), fmt.Sprint(r.Counts[compare.ChartOnly]), fmt.Sprint(r.Counts[compare.ClusterOnly]),
+			fmt.Sprint(r.Counts[compare.Shadows]), fmt.Sprint(r.PendingDeletions)), sep)+end)
 	}
 	return tw.Flush()
 }

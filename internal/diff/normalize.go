@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/defaulting"
-	"github.com/helm-drift/helm-drift/internal/drift"
 )
 
 // normalize returns the chart's side of t to compare: what the API server would store for it,
@@ -34,12 +34,12 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 			why = "offline (a " + t.ob.Kind + "'s name is fixed: no dry-run under another name)"
 		}
 		if why == "" {
-			out, err := m.cl.DryRunCreate(ctx, drift.ForDryRun(t.ob.Kind, desired), tempName())
+			out, err := m.cl.DryRunCreate(ctx, compare.ForDryRun(t.ob.Kind, desired), tempName())
 			if err == nil {
 				// What the dry-run leaves from the chart's own text (the addresses and ports it
 				// states) is judged as the server would store it, never as written (a null).
 				written, _, _ := m.written(ctx, t, tm, desired, Server)
-				return drift.Allocated(t.ob.Kind, drift.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
+				return compare.Allocated(t.ob.Kind, compare.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
 			}
 			var status apierrors.APIStatus
 			isStatus := errors.As(err, &status)
@@ -73,7 +73,7 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	if err != nil {
 		return nil, "", err
 	}
-	return drift.Allocated(t.ob.Kind, written, t.live), mode, nil
+	return compare.Allocated(t.ob.Kind, written, t.live), mode, nil
 }
 
 // written returns desired as the API server would store it, offline: a built-in kind through
@@ -87,7 +87,7 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 		}
 		return out, mode, nil
 	}
-	if drift.BuiltIn(tm) {
+	if compare.BuiltIn(tm) {
 		return desired, mode, nil // a built-in group this Kubernetes version does not define
 	}
 	group, version := splitAPIVersion(t.ob.APIVersion)

@@ -7,8 +7,8 @@ import (
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
-	"github.com/helm-drift/helm-drift/internal/ownership"
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/managedfields"
 )
 
 // predictor says what a helm upgrade to the desired manifest would do to each divergence of
@@ -29,8 +29,8 @@ type predictor struct {
 	// forceReplace: with --force (Helm 3) or --force-replace (Helm 4), it replaces objects.
 	forceConflicts, forceReplace bool
 	// helm is Helm's field manager (found by the release annotation it owns).
-	helm     ownership.Manager
-	managers []ownership.Manager
+	helm     managedfields.Manager
+	managers []managedfields.Manager
 	live     map[string]any
 	// dropped are the paths the last manifest has and the desired one does not; changed those
 	// the desired manifest sets to another value than the last one (or newly).
@@ -45,9 +45,9 @@ type predictor struct {
 }
 
 func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any) *predictor {
-	p := &predictor{builtIn: drift.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
-	p.managers = ownership.Fields(t.live)
-	if h, ok := ownership.Helm(t.live, p.managers); ok {
+	p := &predictor{builtIn: compare.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
+	p.managers = managedfields.Fields(t.live)
+	if h, ok := managedfields.Helm(t.live, p.managers); ok {
 		p.helm = h
 		p.serverSide = h.Operation == "Apply"
 	}
@@ -77,9 +77,9 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 	}
 	p.prev = prev
 	ns := t.id.Namespace
-	res := drift.Compare(tm, drift.Normalize(desired, ns), drift.Normalize(withNamespace(prev, ns), ns))
+	res := compare.Compare(tm, compare.Normalize(desired, ns), compare.Normalize(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {
-		if d.Class == drift.ClusterOnly {
+		if d.Class == compare.ClusterOnly {
 			p.dropped[d.Path] = true
 		} else {
 			p.changed[d.Path] = true
@@ -92,8 +92,8 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 func (p *predictor) predict(row *Row) {
 	var others []string
 	helmOwns := false
-	if row.Class != drift.ChartOnly {
-		for _, o := range ownership.Owners(p.live, p.managers, row.Pointer) {
+	if row.Class != compare.ChartOnly {
+		for _, o := range managedfields.Owners(p.live, p.managers, row.Pointer) {
 			if o.Name == p.helm.Name && o.Operation == p.helm.Operation {
 				helmOwns = true
 			} else if !slices.Contains(others, o.Name) {
@@ -105,20 +105,20 @@ func (p *predictor) predict(row *Row) {
 			others = nil
 		}
 	}
-	if p.forceReplace && row.Class != drift.Shadows {
+	if p.forceReplace && row.Class != compare.Shadows {
 		row.Resolved, row.Why = true, "replaced: the upgrade replaces the object with the chart's (--force)"
 		return
 	}
 	changedByChart := !p.hasPrevious || p.changed[row.Path] || underAny(row.Path, p.changed) || aboveAny(row.Path, p.changed)
 	switch row.Class {
-	case drift.ChartOnly:
+	case compare.ChartOnly:
 		switch {
 		case p.serverSide || p.builtIn || changedByChart:
 			row.Resolved, row.Why = true, "sets it"
 		default:
 			row.Why = "not set: Helm 3 patches a custom resource with a two-way merge of the last and the new manifest, and this field is in both"
 		}
-	case drift.Differs:
+	case compare.Differs:
 		switch {
 		case p.serverSide && len(others) > 0 && p.forceConflicts:
 			row.Resolved, row.Why = true, "resets it to the chart's value, taking it from "+strings.Join(others, ", ")+" (--force-conflicts)"
@@ -129,7 +129,7 @@ func (p *predictor) predict(row *Row) {
 		default:
 			row.Why = "kept: Helm 3 patches a custom resource with a two-way merge of the last and the new manifest, and the chart does not change this field"
 		}
-	case drift.ClusterOnly:
+	case compare.ClusterOnly:
 		dropped := p.dropped[row.Path] || underAny(row.Path, p.dropped) || aboveAny(row.Path, p.dropped)
 		switch {
 		case !dropped:
@@ -144,7 +144,7 @@ func (p *predictor) predict(row *Row) {
 		default:
 			row.PendingDeletion, row.Resolved, row.Why = true, true, "removes it (in the last release, not in the new render)"
 		}
-	case drift.Shadows:
+	case compare.Shadows:
 		row.Why = "kept: an upgrade does not change which source wins"
 	}
 }

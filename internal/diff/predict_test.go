@@ -7,7 +7,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/compare"
 )
 
 const lastManifest = `apiVersion: apps/v1
@@ -131,8 +131,8 @@ func TestPredict(t *testing.T) {
 			tg.id.Namespace = "apps"
 			tm := kyaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 			d, _ := desired[0].Decode()
-			chart := drift.Normalize(withNamespace(d, "apps"), "apps")
-			res := drift.Compare(tm, chart, drift.Normalize(tg.live, ""))
+			chart := compare.Normalize(withNamespace(d, "apps"), "apps")
+			res := compare.Compare(tm, chart, compare.Normalize(tg.live, ""))
 			p := (&measure{in: tc.in}).predictor(tm, tg, withNamespace(d, "apps"))
 			if p.serverSide != (tc.op == "Apply" || tc.in.Apply == ApplyServerSide) {
 				t.Errorf("serverSide = %v", p.serverSide)

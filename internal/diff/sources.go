@@ -10,7 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
 )
@@ -57,7 +57,7 @@ type source struct {
 // render has is one the upgrade introduces. prev is the last release's object where it differs
 // from desired (nil: none, or the same as desired).
 func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired, prev map[string]any, namespace string) ([]Row, error) {
-	path := drift.PodSpecPath(kind)
+	path := compare.PodSpecPath(kind)
 	if path == nil {
 		return nil, nil
 	}
@@ -69,10 +69,10 @@ func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired,
 		}
 		return s.data, s.ok
 	}
-	find := func(obj map[string]any) map[string]drift.Shadow {
-		out := map[string]drift.Shadow{}
+	find := func(obj map[string]any) map[string]compare.Shadow {
+		out := map[string]compare.Shadow{}
 		if podSpec := podSpecOf(obj, path); podSpec != nil {
-			for _, sh := range drift.FindShadows(podSpec, strings.Join(path, "."), read) {
+			for _, sh := range compare.FindShadows(podSpec, strings.Join(path, "."), read) {
 				out[sh.Path] = sh
 			}
 		}
@@ -83,8 +83,8 @@ func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired,
 	if prev != nil {
 		last = find(prev)
 	}
-	row := func(sh drift.Shadow, resolved bool, why string) Row {
-		r := Row{Class: drift.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret, Resolved: resolved, Why: why}
+	row := func(sh compare.Shadow, resolved bool, why string) Row {
+		r := Row{Class: compare.Shadows, Path: sh.Path, From: sh.From, Redacted: sh.Secret, Resolved: resolved, Why: why}
 		if sh.Known {
 			agree := sh.Agree
 			r.Agree = &agree

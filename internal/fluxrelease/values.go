@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/helm-drift/helm-drift/internal/drift"
+	"github.com/helm-drift/helm-drift/internal/compare"
 )
 
 // Getter reads one object as unstructured content; an object that does not exist is a
@@ -86,7 +86,7 @@ func (c getClient) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 			cp[k] = v
 		}
 		m = cp
-		drift.MergeStringData(m)
+		compare.MergeStringData(m)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj); err != nil {
 		return fmt.Errorf("%s %s: %w", kind, key, err)

@@ -1,7 +1,7 @@
-// Package ownership reads a live object's metadata.managedFields: which field manager owns a
+// Package managedfields reads a live object's metadata.managedFields: which field manager owns a
 // field, and which manager is Helm's. diff uses it to predict what a server-side apply by
 // Helm 4 would do to a field (remove it, conflict on it, leave it).
-package ownership
+package managedfields
 
 import (
 	"bytes"

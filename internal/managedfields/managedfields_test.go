@@ -1,4 +1,4 @@
-package ownership
+package managedfields
 
 import (
 	"reflect"
