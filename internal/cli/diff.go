@@ -288,7 +288,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		targets := fileTargets
 		switch {
 		case len(fileTargets) > 0:
-			fileTargets[0].stream.cluster = cl // the one stream the files make
+			fileTargets[0].stream.Cluster = cl // the one stream the files make
 		case o.all || o.allNamespaces:
 			targets, err = o.allHelmReleases(ctx, cl)
 		default:

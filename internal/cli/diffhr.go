@@ -15,7 +15,6 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
@@ -30,7 +29,7 @@ import (
 type hrTarget struct {
 	obj    map[string]any
 	where  string // "HelmRelease apps/web" or "hr.yaml: document 2"
-	stream *streamGetter
+	stream *fluxrelease.StreamFirst
 }
 
 // diffHelmRelease renders a HelmRelease as helm-controller would and measures the render
@@ -152,7 +151,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 		}
 		return []hrTarget{{obj: obj, where: "HelmRelease " + ns + "/" + name}}, nil
 	}
-	sg := &streamGetter{index: map[string]map[string]any{}}
+	sg := &fluxrelease.StreamFirst{}
 	var targets []hrTarget
 	for _, f := range o.files {
 		var data []byte
@@ -184,7 +183,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 				md, _ := m["metadata"].(map[string]any)
 				md["namespace"] = ns
 			}
-			sg.index[ob.Group()+"/"+ob.Kind+"/"+ns+"/"+ob.Name] = m
+			sg.Add(ob.Group(), ob.Kind, ns, ob.Name, func() (map[string]any, error) { return m, nil })
 			if ob.Kind == "HelmRelease" && ob.Group() == flux.HelmReleaseGroup {
 				targets = append(targets, hrTarget{obj: m, where: f + ": " + ob.Where(), stream: sg})
 			}
@@ -207,24 +206,6 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 		return nil, inputError{fmt.Errorf("--file %s: no HelmRelease (helm.toolkit.fluxcd.io/v2) in it", strings.Join(o.files, ", "))}
 	}
 	return targets, nil
-}
-
-// streamGetter answers from the --file objects first (a source or a values ConfigMap the
-// change adds or edits), then from the cluster (set once connected, before any diff runs).
-type streamGetter struct {
-	index   map[string]map[string]any
-	cluster fluxrelease.Getter
-}
-
-// Get implements fluxrelease.Getter.
-func (s *streamGetter) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
-	if m, ok := s.index[group+"/"+kind+"/"+namespace+"/"+name]; ok {
-		return m, nil
-	}
-	if s.cluster == nil {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
-	}
-	return s.cluster.Get(ctx, group, version, kind, namespace, name)
 }
 
 // runHelmReleases diffs several HelmReleases (--all, or a --file with more than one), one

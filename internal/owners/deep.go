@@ -16,8 +16,6 @@ import (
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
 	storage4 "helm.sh/helm/v4/pkg/storage"
 	driver4 "helm.sh/helm/v4/pkg/storage/driver"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
@@ -53,7 +51,10 @@ func (c *Checker) Deep(ctx context.Context, objs []Object, o DeepOptions) ([]Fin
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
-	d := &deep{c: c, opts: o, index: map[string]Object{}}
+	d := &deep{c: c, opts: o, stream: &fluxrelease.StreamFirst{NoCluster: "without --cluster, looked up in the cluster"}}
+	if o.Cluster != nil {
+		d.stream.Cluster = wrapped{o.Cluster}
+	}
 	type owned struct {
 		owner string
 		where string
@@ -135,38 +136,29 @@ func ownerKind(owner string) string {
 
 // deep holds what one deep check has found in the stream.
 type deep struct {
-	c     *Checker
-	opts  DeepOptions
-	index map[string]Object // "Kind/namespace/name" of sources, ConfigMaps, Secrets in the stream
+	c    *Checker
+	opts DeepOptions
+	// stream holds the sources, ConfigMaps and Secrets of the stream, asked before the cluster.
+	stream *fluxrelease.StreamFirst
+}
+
+// wrapped names the object a cluster error is about.
+type wrapped struct{ Getter }
+
+// Get implements fluxrelease.Getter.
+func (w wrapped) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	m, err := w.Getter.Get(ctx, group, version, kind, namespace, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)
+	}
+	return m, nil
 }
 
 func (d *deep) remember(o Object) {
 	switch o.Kind {
 	case "OCIRepository", "HelmRepository", "ConfigMap", "Secret":
-		d.index[o.Kind+"/"+d.c.Identity(o).Namespace+"/"+o.Name] = o
+		d.stream.Add(o.Group(), o.Kind, d.c.Identity(o).Namespace, o.Name, o.Decode)
 	}
-}
-
-// Get finds kind namespace/name in the stream, else in the cluster: the fluxrelease.Getter
-// the HelmReleases of the stream are rendered with. What is in neither is NotFound (an
-// optional valuesFrom is then skipped, as helm-controller skips it).
-func (d *deep) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
-	if o, ok := d.index[kind+"/"+namespace+"/"+name]; ok {
-		m, err := o.Decode()
-		if err != nil {
-			return nil, fmt.Errorf("%s %s/%s in the stream: %w", kind, namespace, name, err)
-		}
-		return m, nil
-	}
-	if d.opts.Cluster == nil {
-		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
-			Message: fmt.Sprintf("%s %s/%s is neither in the stream nor, without --cluster, looked up in the cluster", kind, namespace, name)}}
-	}
-	m, err := d.opts.Cluster.Get(ctx, group, version, kind, namespace, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s/%s: %w", kind, namespace, name, err)
-	}
-	return m, nil
 }
 
 // render renders a HelmRelease's chart as helm-controller would (internal/fluxrelease, offline:
@@ -185,7 +177,7 @@ func (d *deep) render(ctx context.Context, o Object, hrNS string) ([]byte, strin
 	if err != nil {
 		return nil, "", err
 	}
-	vals, err := fluxrelease.Values(ctx, d, hr)
+	vals, err := fluxrelease.Values(ctx, d.stream, hr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -224,7 +216,7 @@ func (d *deep) chart(ctx context.Context, o Object, hr *v2.HelmRelease) (*chartv
 			return ch, nil
 		}
 	}
-	ch, _, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: d, FromSpec: true, Timeout: d.opts.Timeout})
+	ch, _, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: d.stream, FromSpec: true, Timeout: d.opts.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("%w (or give the chart with --chart-dir %s/%s=PATH)", err, hr.Namespace, o.Name)
 	}
