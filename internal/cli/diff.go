@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	helmaction "helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
-	"helm.sh/helm/v3/pkg/downloader"
-	"helm.sh/helm/v3/pkg/getter"
-	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -182,14 +175,7 @@ type diffOptions struct {
 	forceConflicts   bool
 	force            bool
 	ignored          ignoredFlags
-	registry         registryOptions
-}
-
-// registryOptions reach a chart repository or OCI registry, with helm upgrade's flags.
-type registryOptions struct {
-	plainHTTP, insecure, passCredentials bool
-	caFile, certFile, keyFile            string
-	username, password                   string
+	registry         action.Registry
 }
 
 // BindFlags registers the diff flags on fs.
@@ -235,14 +221,14 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
 	fs.StringVar(&o.engine, "engine", engineAuto, "diff upgrade: the Helm SDK that renders: auto (the one of the Helm that wrote the release: Helm 4 stores how it applied), helm3 or helm4")
 	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
-	fs.BoolVar(&o.registry.plainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
-	fs.BoolVar(&o.registry.insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
-	fs.StringVar(&o.registry.caFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
-	fs.StringVar(&o.registry.certFile, "cert-file", "", "diff upgrade: client certificate for the chart registry or repository")
-	fs.StringVar(&o.registry.keyFile, "key-file", "", "diff upgrade: client key for the chart registry or repository")
-	fs.StringVar(&o.registry.username, "username", "", "diff upgrade: chart repository user name")
-	fs.StringVar(&o.registry.password, "password", "", "diff upgrade: chart repository password")
-	fs.BoolVar(&o.registry.passCredentials, "pass-credentials", false, "diff upgrade: pass credentials to all domains")
+	fs.BoolVar(&o.registry.PlainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
+	fs.BoolVar(&o.registry.Insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
+	fs.StringVar(&o.registry.CAFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
+	fs.StringVar(&o.registry.CertFile, "cert-file", "", "diff upgrade: client certificate for the chart registry or repository")
+	fs.StringVar(&o.registry.KeyFile, "key-file", "", "diff upgrade: client key for the chart registry or repository")
+	fs.StringVar(&o.registry.Username, "username", "", "diff upgrade: chart repository user name")
+	fs.StringVar(&o.registry.Password, "password", "", "diff upgrade: chart repository password")
+	fs.BoolVar(&o.registry.PassCredentials, "pass-credentials", false, "diff upgrade: pass credentials to all domains")
 	o.kube.BindFlags(fs)
 }
 
@@ -294,9 +280,8 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		default:
 			targets, err = o.hrTargets(ctx, cl, fs.Arg(1), in)
 		}
-		var bad inputError
 		switch {
-		case errors.As(err, &bad):
+		case isInputError(err):
 			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 			return ExitError
 		case err != nil:
@@ -325,8 +310,7 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 	if rep == nil && err == nil {
 		return ExitOK // -o manifest: printed, nothing measured
 	}
-	var bad inputError
-	if errors.As(err, &bad) {
+	if isInputError(err) {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
@@ -523,11 +507,14 @@ func (e inputError) Unwrap() error { return e.error }
 
 // releaseError marks a release that does not exist as an input error.
 func releaseError(namespace, name string, err error) error {
-	err = fmt.Errorf("release %s/%s: %w", namespace, name, err)
-	if errors.Is(err, driver.ErrReleaseNotFound) {
-		return inputError{fmt.Errorf("%w (helm list -n %s shows the releases there)", err, namespace)}
-	}
-	return err
+	return action.ReleaseError(namespace, name, err)
+}
+
+// isInputError reports a mistake in what was asked (no such release, chart or values file).
+func isInputError(err error) bool {
+	var bad inputError
+	var in *action.InputError
+	return errors.As(err, &bad) || errors.As(err, &in)
 }
 
 // helmConfig returns Helm's action configuration for namespace ("" for all), its requests
@@ -565,7 +552,7 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 // (a dry-run of the Helm SDK's upgrade action, twice: what differs between the two renders is
 // unstable) with the engine of the Helm that wrote the release, and measures it.
 func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []flux.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
-	settings, cfg, err := o.helmConfig(cl, o.namespace)
+	cfg, err := o.cfg.Helm3(o.namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -587,12 +574,11 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 			return nil, err
 		}
 	}
-	var first, second string
-	if eng.name == engineHelm4 {
-		first, second, err = o.renderUpgrade4(ctx, cl, name, chartRef, install, errOut)
-	} else {
-		first, second, err = o.renderUpgrade3(ctx, settings, cfg, name, chartRef, install, errOut)
+	spec, err := o.upgradeSpec(name, chartRef, install, errOut)
+	if err != nil {
+		return nil, err
 	}
+	first, second, err := o.cfg.RenderUpgrade(ctx, eng.name, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -605,6 +591,23 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 		Rules: rules, Normalize: o.normalize, Workers: o.workers})
 }
 
+// upgradeSpec is what these flags ask helm upgrade.
+func (o *diffOptions) upgradeSpec(name, chartRef string, install bool, errOut io.Writer) (action.UpgradeSpec, error) {
+	spec := action.UpgradeSpec{Release: name, Namespace: o.namespace, Chart: chartRef, Install: install,
+		Values: o.valueOpts, Version: o.version, Repo: o.repo, Devel: o.devel, Registry: o.registry,
+		Verify: o.verify, Keyring: o.keyring, Lookup: o.lookup, EnableDNS: o.enableDNS, SkipSchemaValidation: o.skipSchema,
+		ReuseValues: o.reuseValues, ResetValues: o.resetValues, ResetThenReuseValues: o.resetThenReuse,
+		DependencyUpdate: o.dependencyUpdate, Kubeconfig: o.kube.kubeconfig, KubeContext: o.kube.kubeContext, Log: errOut}
+	if o.postRenderer != "" {
+		pr, err := action.ResolvePostRenderer(o.postRenderer, o.postRendererArgs)
+		if err != nil {
+			return spec, err
+		}
+		spec.PostRenderer = pr
+	}
+	return spec, nil
+}
+
 // applyOverride maps --server-side onto how the upgrade writes the objects ("" for auto).
 func (o *diffOptions) applyOverride() string {
 	switch o.serverSide {
@@ -614,92 +617,6 @@ func (o *diffOptions) applyOverride() string {
 		return diff.ApplyClientSide
 	}
 	return ""
-}
-
-// renderUpgrade3 renders the upgrade twice with the Helm 3 SDK.
-func (o *diffOptions) renderUpgrade3(ctx context.Context, settings *helmcli.EnvSettings, cfg *helmaction.Configuration, name, chartRef string, install bool, errOut io.Writer) (string, string, error) {
-	rc, err := o.registry.client(settings, errOut)
-	if err != nil {
-		return "", "", inputError{err}
-	}
-	cfg.RegistryClient = rc
-	up := helmaction.NewUpgrade(cfg)
-	up.SetRegistryClient(rc)
-	up.Namespace = o.namespace
-	// A dry run that still talks to the cluster for lookup, as the real upgrade would.
-	up.DryRun, up.DryRunOption = true, "client"
-	if o.lookup {
-		up.DryRunOption = "server"
-	}
-	up.EnableDNS = o.enableDNS
-	up.DisableOpenAPIValidation = true
-	// Taking ownership changes no byte of the render; whether Helm would refuse an object is
-	// the report's to say (REFUSED), not a failed render.
-	up.SkipSchemaValidation, up.TakeOwnership = o.skipSchema, true
-	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = o.reuseValues, o.resetValues, o.resetThenReuse
-	up.Version, up.RepoURL, up.Devel = o.version, o.repo, o.devel
-	r := o.registry
-	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.plainHTTP, r.insecure, r.passCredentials
-	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.caFile, r.certFile, r.keyFile, r.username, r.password
-	up.Verify, up.Keyring = o.verify, o.keyring
-	if o.postRenderer != "" {
-		pr, err := o.resolvePostRenderer()
-		if err != nil {
-			return "", "", err
-		}
-		up.PostRenderer = pr
-	}
-	path, err := up.ChartPathOptions.LocateChart(chartRef, settings)
-	if err != nil {
-		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
-	}
-	ch, err := loader.Load(path)
-	if err != nil {
-		return "", "", inputError{fmt.Errorf("chart %s: %w", chartRef, err)}
-	}
-	// As helm upgrade: dependencies missing from charts/ fail, unless --dependency-update
-	// fetches them (into the chart directory, as helm does).
-	// xref: Helm v3 cmd/helm/upgrade.go (CheckDependencies, downloader.Manager.Update).
-	if req := ch.Metadata.Dependencies; req != nil {
-		if err := helmaction.CheckDependencies(ch, req); err != nil {
-			if !o.dependencyUpdate {
-				return "", "", inputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", chartRef, err)}
-			}
-			man := &downloader.Manager{Out: errOut, ChartPath: path, Keyring: up.ChartPathOptions.Keyring, SkipUpdate: false,
-				Getters: getter.All(settings), RepositoryConfig: settings.RepositoryConfig, RepositoryCache: settings.RepositoryCache,
-				RegistryClient: rc}
-			if err := man.Update(); err != nil {
-				return "", "", inputError{fmt.Errorf("chart %s: --dependency-update: %w", chartRef, err)}
-			}
-			if ch, err = loader.Load(path); err != nil {
-				return "", "", inputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", chartRef, err)}
-			}
-		}
-	}
-	var out [2]string
-	for i := range out {
-		// Values merged afresh each time: the SDK may change the map it is given.
-		vals, err := o.valueOpts.MergeValues(getter.All(settings))
-		if err != nil {
-			return "", "", inputError{fmt.Errorf("values: %w", err)}
-		}
-		var rel *release.Release
-		if install {
-			in := helmaction.NewInstall(cfg)
-			in.ReleaseName, in.Namespace = name, o.namespace
-			in.DryRun, in.DryRunOption = true, up.DryRunOption
-			in.EnableDNS, in.DisableOpenAPIValidation = up.EnableDNS, true
-			in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = up.SkipSchemaValidation, true, up.PostRenderer
-			rel, err = in.RunWithContext(ctx, ch, vals)
-		} else {
-			rel, err = up.RunWithContext(ctx, name, ch, vals)
-		}
-		if err != nil {
-			return "", "", inputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", o.namespace, name, err)}
-		}
-		out[i] = rel.Manifest
-	}
-	return out[0], out[1], nil
 }
 
 // runAll measures every deployed release of the namespace (or of all), one summary row each.
@@ -792,50 +709,6 @@ func (o *diffOptions) writeSummary(rows []diff.SummaryRow, unmeasured []string, 
 		}
 	}
 	return code
-}
-
-// client returns a registry client configured as helm upgrade's flags configure Helm's.
-func (r registryOptions) client(settings *helmcli.EnvSettings, errOut io.Writer) (*registry.Client, error) {
-	opts := []registry.ClientOption{registry.ClientOptEnableCache(true), registry.ClientOptWriter(errOut),
-		registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptBasicAuth(r.username, r.password)}
-	if r.plainHTTP {
-		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	hc, err := r.httpClient()
-	if err != nil {
-		return nil, err
-	}
-	if hc != nil {
-		opts = append(opts, registry.ClientOptHTTPClient(hc))
-	}
-	return registry.NewClient(opts...)
-}
-
-// httpClient is the HTTP client the TLS flags ask for; nil when none is given.
-func (r registryOptions) httpClient() (*http.Client, error) {
-	if r.certFile == "" && r.keyFile == "" && r.caFile == "" && !r.insecure {
-		return nil, nil
-	}
-	conf := &tls.Config{InsecureSkipVerify: r.insecure} //nolint:gosec // asked for with --insecure-skip-tls-verify
-	if r.certFile != "" || r.keyFile != "" {
-		pair, err := tls.LoadX509KeyPair(r.certFile, r.keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
-		}
-		conf.Certificates = []tls.Certificate{pair}
-	}
-	if r.caFile != "" {
-		pem, err := os.ReadFile(r.caFile)
-		if err != nil {
-			return nil, fmt.Errorf("--ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", r.caFile)
-		}
-		conf.RootCAs = pool
-	}
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}, nil
 }
 
 // defaultKeyring is helm's default --keyring: ~/.gnupg/pubring.gpg (GNUPGHOME when set).

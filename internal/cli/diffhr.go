@@ -65,7 +65,7 @@ func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hr
 	if err != nil {
 		return nil, err
 	}
-	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: o.registry.plainHTTP})
+	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: o.registry.PlainHTTP})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

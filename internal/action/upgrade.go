@@ -1,0 +1,405 @@
+package action
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	helmaction "helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmcli "helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/downloader"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+	action4 "helm.sh/helm/v4/pkg/action"
+	chart4 "helm.sh/helm/v4/pkg/chart"
+	loader4 "helm.sh/helm/v4/pkg/chart/loader"
+	helmcli4 "helm.sh/helm/v4/pkg/cli"
+	values4 "helm.sh/helm/v4/pkg/cli/values"
+	downloader4 "helm.sh/helm/v4/pkg/downloader"
+	getter4 "helm.sh/helm/v4/pkg/getter"
+	postrenderer4 "helm.sh/helm/v4/pkg/postrenderer"
+	registry4 "helm.sh/helm/v4/pkg/registry"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+)
+
+// Registry reaches a chart repository or OCI registry, with helm upgrade's flags.
+type Registry struct {
+	PlainHTTP, Insecure, PassCredentials bool
+	CAFile, CertFile, KeyFile            string
+	Username, Password                   string
+}
+
+// HTTPClient is the client for the registry's TLS settings; nil when there are none.
+func (r Registry) HTTPClient() (*http.Client, error) {
+	if r.CertFile == "" && r.KeyFile == "" && r.CAFile == "" && !r.Insecure {
+		return nil, nil
+	}
+	conf := &tls.Config{InsecureSkipVerify: r.Insecure} //nolint:gosec // asked for with --insecure-skip-tls-verify
+	if r.CertFile != "" || r.KeyFile != "" {
+		pair, err := tls.LoadX509KeyPair(r.CertFile, r.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{pair}
+	}
+	if r.CAFile != "" {
+		pem, err := os.ReadFile(r.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", r.CAFile)
+		}
+		conf.RootCAs = pool
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}}, nil
+}
+
+// UpgradeSpec is what "helm upgrade RELEASE CHART" is asked: every flag that changes what it
+// renders, as either Helm SDK takes it.
+type UpgradeSpec struct {
+	Release, Namespace string
+	// Chart is the chart reference, as helm upgrade takes it.
+	Chart string
+	// Install renders the install of a release that does not exist (helm upgrade --install).
+	Install bool
+	// Values are the values flags (-f, --set, ...).
+	Values values.Options
+	// Version, Repo and Devel locate the chart.
+	Version, Repo string
+	Devel         bool
+	// Registry reaches the chart's registry or repository.
+	Registry Registry
+	// Verify checks the chart's provenance against Keyring.
+	Verify  bool
+	Keyring string
+	// Lookup answers the chart's lookup from the cluster (a server dry run); else nothing.
+	Lookup               bool
+	EnableDNS            bool
+	SkipSchemaValidation bool
+	// ReuseValues, ResetValues and ResetThenReuseValues are helm upgrade's.
+	ReuseValues, ResetValues, ResetThenReuseValues bool
+	// DependencyUpdate fetches dependencies missing from charts/, as helm upgrade
+	// --dependency-update; without it a missing one fails, as helm upgrade fails.
+	DependencyUpdate bool
+	// PostRenderer, when set, post-renders both renders (ResolvePostRenderer).
+	PostRenderer postrender.PostRenderer
+	// Kubeconfig and KubeContext are the Helm settings' (the chart and registry lookups).
+	Kubeconfig, KubeContext string
+	// Log receives what the registry and the dependency update print.
+	Log io.Writer
+}
+
+// upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
+type upgradeSDK interface {
+	// locate finds the chart and returns its local path.
+	locate(chart string) (string, error)
+	// load reads the chart at path.
+	load(path string) error
+	// missingDependencies says which dependencies are missing from charts/ (nil: none).
+	missingDependencies() error
+	// updateDependencies fetches them into the chart directory, as helm does.
+	updateDependencies(path string) error
+	// render renders the upgrade (or install) once, its values merged afresh.
+	render(ctx context.Context) (string, error)
+}
+
+// RenderUpgrade renders what the upgrade would install twice with the Helm SDK engine
+// ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
+// upgrade would: what differs between the two renders is unstable.
+func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (string, string, error) {
+	var sdk upgradeSDK
+	var err error
+	if engine == "helm4" {
+		sdk, err = c.upgrade4(spec)
+	} else {
+		sdk, err = c.upgrade3(spec)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return renderUpgrade(ctx, sdk, spec)
+}
+
+// renderUpgrade is the flow both SDKs share: locate and load the chart, check its
+// dependencies as helm upgrade does (fetch them with DependencyUpdate), render twice.
+// xref: Helm v3 cmd/helm/upgrade.go, Helm v4 pkg/cmd/upgrade.go (CheckDependencies,
+// downloader.Manager.Update).
+func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (string, string, error) {
+	path, err := sdk.locate(spec.Chart)
+	if err != nil {
+		return "", "", &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
+	}
+	if err := sdk.load(path); err != nil {
+		return "", "", &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
+	}
+	if err := sdk.missingDependencies(); err != nil {
+		if !spec.DependencyUpdate {
+			return "", "", &InputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", spec.Chart, err)}
+		}
+		if err := sdk.updateDependencies(path); err != nil {
+			return "", "", &InputError{fmt.Errorf("chart %s: --dependency-update: %w", spec.Chart, err)}
+		}
+		if err := sdk.load(path); err != nil {
+			return "", "", &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
+		}
+	}
+	var out [2]string
+	for i := range out {
+		if out[i], err = sdk.render(ctx); err != nil {
+			return "", "", err
+		}
+	}
+	return out[0], out[1], nil
+}
+
+// upgrade3 is the Helm 3 SDK's side.
+type upgrade3 struct {
+	spec     UpgradeSpec
+	settings *helmcli.EnvSettings
+	cfg      *helmaction.Configuration
+	up       *helmaction.Upgrade
+	rc       *registry.Client
+	ch       *chart.Chart
+}
+
+func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
+	settings := helmcli.New()
+	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
+	settings.SetNamespace(spec.Namespace)
+	cfg, err := c.Helm3(spec.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	r := spec.Registry
+	opts := []registry.ClientOption{registry.ClientOptEnableCache(true), registry.ClientOptWriter(spec.Log),
+		registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptBasicAuth(r.Username, r.Password)}
+	if r.PlainHTTP {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	hc, err := r.HTTPClient()
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if hc != nil {
+		opts = append(opts, registry.ClientOptHTTPClient(hc))
+	}
+	rc, err := registry.NewClient(opts...)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	cfg.RegistryClient = rc
+	up := helmaction.NewUpgrade(cfg)
+	up.SetRegistryClient(rc)
+	up.Namespace = spec.Namespace
+	up.DryRun, up.DryRunOption = true, "client"
+	if spec.Lookup {
+		up.DryRunOption = "server"
+	}
+	up.EnableDNS = spec.EnableDNS
+	up.DisableOpenAPIValidation = true
+	// Taking ownership changes no byte of the render; whether Helm would refuse an object is
+	// the report's to say (REFUSED), not a failed render.
+	up.SkipSchemaValidation, up.TakeOwnership = spec.SkipSchemaValidation, true
+	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = spec.ReuseValues, spec.ResetValues, spec.ResetThenReuseValues
+	up.Version, up.RepoURL, up.Devel = spec.Version, spec.Repo, spec.Devel
+	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.PlainHTTP, r.Insecure, r.PassCredentials
+	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.CAFile, r.CertFile, r.KeyFile, r.Username, r.Password
+	up.Verify, up.Keyring = spec.Verify, spec.Keyring
+	up.PostRenderer = spec.PostRenderer
+	return &upgrade3{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc}, nil
+}
+
+func (u *upgrade3) locate(ref string) (string, error) {
+	return u.up.ChartPathOptions.LocateChart(ref, u.settings)
+}
+
+func (u *upgrade3) load(path string) (err error) {
+	u.ch, err = loader.Load(path)
+	return err
+}
+
+func (u *upgrade3) missingDependencies() error {
+	if req := u.ch.Metadata.Dependencies; req != nil {
+		return helmaction.CheckDependencies(u.ch, req)
+	}
+	return nil
+}
+
+func (u *upgrade3) updateDependencies(path string) error {
+	man := &downloader.Manager{Out: u.spec.Log, ChartPath: path, Keyring: u.up.ChartPathOptions.Keyring, SkipUpdate: false,
+		Getters: getter.All(u.settings), RepositoryConfig: u.settings.RepositoryConfig, RepositoryCache: u.settings.RepositoryCache,
+		RegistryClient: u.rc}
+	return man.Update()
+}
+
+func (u *upgrade3) render(ctx context.Context) (string, error) {
+	// Values merged afresh each time: the SDK may change the map it is given.
+	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
+	if err != nil {
+		return "", &InputError{fmt.Errorf("values: %w", err)}
+	}
+	var rel *release.Release
+	if u.spec.Install {
+		in := helmaction.NewInstall(u.cfg)
+		in.ReleaseName, in.Namespace = u.spec.Release, u.spec.Namespace
+		in.DryRun, in.DryRunOption = true, u.up.DryRunOption
+		in.EnableDNS, in.DisableOpenAPIValidation = u.up.EnableDNS, true
+		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
+		rel, err = in.RunWithContext(ctx, u.ch, vals)
+	} else {
+		rel, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
+	}
+	if err != nil {
+		return "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
+	}
+	return rel.Manifest, nil
+}
+
+// upgrade4 is the Helm 4 SDK's side, as "helm upgrade" of the Helm 4 CLI renders.
+type upgrade4 struct {
+	spec     UpgradeSpec
+	settings *helmcli4.EnvSettings
+	cfg      *action4.Configuration
+	up       *action4.Upgrade
+	rc       *registry4.Client
+	ch       chart4.Charter
+}
+
+func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
+	cfg, err := c.Helm4(spec.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	settings := helmcli4.New()
+	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
+	settings.SetNamespace(spec.Namespace)
+	r := spec.Registry
+	opts := []registry4.ClientOption{registry4.ClientOptEnableCache(true), registry4.ClientOptWriter(spec.Log),
+		registry4.ClientOptCredentialsFile(settings.RegistryConfig), registry4.ClientOptBasicAuth(r.Username, r.Password)}
+	if r.PlainHTTP {
+		opts = append(opts, registry4.ClientOptPlainHTTP())
+	}
+	hc, err := r.HTTPClient()
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if hc != nil {
+		opts = append(opts, registry4.ClientOptHTTPClient(hc))
+	}
+	rc, err := registry4.NewClient(opts...)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	cfg.RegistryClient = rc
+	up := action4.NewUpgrade(cfg)
+	up.SetRegistryClient(rc)
+	up.Namespace = spec.Namespace
+	up.DryRunStrategy = action4.DryRunClient
+	if spec.Lookup {
+		up.DryRunStrategy = action4.DryRunServer
+	}
+	up.EnableDNS = spec.EnableDNS
+	up.DisableOpenAPIValidation = true
+	up.SkipSchemaValidation, up.TakeOwnership = spec.SkipSchemaValidation, true // see upgrade3
+	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = spec.ReuseValues, spec.ResetValues, spec.ResetThenReuseValues
+	up.Version, up.RepoURL, up.Devel = spec.Version, spec.Repo, spec.Devel
+	up.PlainHTTP, up.InsecureSkipTLSVerify, up.PassCredentialsAll = r.PlainHTTP, r.Insecure, r.PassCredentials
+	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.CAFile, r.CertFile, r.KeyFile, r.Username, r.Password
+	up.Verify, up.Keyring = spec.Verify, spec.Keyring
+	if spec.PostRenderer != nil {
+		up.PostRenderer = spec.PostRenderer
+	}
+	return &upgrade4{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc}, nil
+}
+
+func (u *upgrade4) locate(ref string) (string, error) {
+	return u.up.ChartPathOptions.LocateChart(ref, u.settings)
+}
+
+func (u *upgrade4) load(path string) (err error) {
+	u.ch, err = loader4.Load(path)
+	return err
+}
+
+func (u *upgrade4) missingDependencies() error {
+	ac, err := chart4.NewAccessor(u.ch)
+	if err != nil {
+		return err
+	}
+	if req := ac.MetaDependencies(); len(req) > 0 {
+		return action4.CheckDependencies(u.ch, req)
+	}
+	return nil
+}
+
+func (u *upgrade4) updateDependencies(path string) error {
+	man := &downloader4.Manager{Out: u.spec.Log, ChartPath: path, Keyring: u.up.ChartPathOptions.Keyring, SkipUpdate: false,
+		Getters: getter4.All(u.settings), RepositoryConfig: u.settings.RepositoryConfig, RepositoryCache: u.settings.RepositoryCache,
+		ContentCache: u.settings.ContentCache, RegistryClient: u.rc}
+	return man.Update()
+}
+
+func (u *upgrade4) render(ctx context.Context) (string, error) {
+	v := u.spec.Values
+	vo := values4.Options{ValueFiles: v.ValueFiles, StringValues: v.StringValues, Values: v.Values,
+		FileValues: v.FileValues, JSONValues: v.JSONValues, LiteralValues: v.LiteralValues}
+	vals, err := vo.MergeValues(getter4.All(u.settings))
+	if err != nil {
+		return "", &InputError{fmt.Errorf("values: %w", err)}
+	}
+	var res any
+	if u.spec.Install {
+		in := action4.NewInstall(u.cfg)
+		in.ReleaseName, in.Namespace = u.spec.Release, u.spec.Namespace
+		in.DryRunStrategy, in.EnableDNS, in.DisableOpenAPIValidation = u.up.DryRunStrategy, u.up.EnableDNS, true
+		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
+		res, err = in.RunWithContext(ctx, u.ch, vals)
+	} else {
+		res, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
+	}
+	if err != nil {
+		return "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", u.spec.Namespace, u.spec.Release, err)}
+	}
+	rel, ok := res.(*release4.Release)
+	if !ok {
+		return "", fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", u.spec.Namespace, u.spec.Release, res)
+	}
+	return rel.Manifest, nil
+}
+
+// ResolvePostRenderer resolves --post-renderer as the two Helms do: a path (it holds a path
+// separator) is an executable, as Helm 3 takes it; a name is a Helm 4 postrenderer/v1 plugin
+// of that name in Helm 4's plugins directory (HELM_PLUGINS, else HELM_DATA_HOME/plugins), run
+// with its runtime config and args, as Helm 4 runs it; a name no such plugin has is an
+// executable on PATH, as Helm 3 finds it. Both kinds have Run(*bytes.Buffer), the interface
+// either SDK takes.
+func ResolvePostRenderer(name string, args []string) (postrender.PostRenderer, error) {
+	if !strings.ContainsRune(name, filepath.Separator) {
+		pr, perr := postrenderer4.NewPostRendererPlugin(helmcli4.New(), name, args...)
+		if perr == nil {
+			return pr, nil
+		}
+		if _, err := exec.LookPath(name); err != nil {
+			return nil, &InputError{fmt.Errorf("--post-renderer %s: neither a Helm 4 post-renderer plugin (%v) nor an executable on PATH", name, perr)}
+		}
+	}
+	pr, err := postrender.NewExec(name, args...)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("--post-renderer: %w", err)}
+	}
+	return pr, nil
+}
