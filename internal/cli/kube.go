@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/helm-drift/helm-drift/internal/action"
-	"github.com/helm-drift/helm-drift/internal/live"
 )
 
 // kubeOptions choose the cluster, with Helm's flag names and environment fallbacks.
@@ -22,11 +20,6 @@ func (o *kubeOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fs.StringVar(&o.kubeContext, "kube-context", envOr("HELM_KUBECONTEXT", ""), "the kubeconfig context to use")
 	fs.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "the longest one request to the API server may take")
-}
-
-// connect returns a client of the chosen cluster, or an error saying why it is unreachable.
-func (o *kubeOptions) connect(ctx context.Context) (*live.Client, error) {
-	return live.New(ctx, live.Options{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout})
 }
 
 // options are the cluster choice for the action layer.

@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
@@ -131,8 +129,8 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift owners: --cluster needs --release NAME: it tells this release's objects from another's\n")
 		return ExitError
 	}
-	checks := ownerChecks{opts: owners.Options{Namespace: o.namespace, Release: o.release}, cluster: o.cluster, deep: o.deep, chartDirs: o.chartDirs, kube: o.kube}
-	c, findings, err := checks.run(objs)
+	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.options()}
+	c, findings, err := checks.Run(objs)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift owners: %v\n", err)
 		return ExitUnchecked
@@ -196,64 +194,6 @@ func readNamed(name string, in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than %d MiB", name, MaxInput>>20)
 	}
 	return os.ReadFile(name)
-}
-
-// ownerChecks are the second-owner checks a command asked for.
-type ownerChecks struct {
-	opts      owners.Options
-	cluster   bool
-	deep      bool
-	chartDirs []string
-	kube      kubeOptions
-}
-
-// run runs the stream check and, as asked, the cluster and deep checks. An error means a
-// check could not look (an unreachable cluster, a chart not found): never clean.
-func (oc ownerChecks) run(objs []owners.Object) (*owners.Checker, []owners.Finding, error) {
-	var cl *live.Client
-	if oc.cluster {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*oc.kube.timeout)
-		defer cancel()
-		var err error
-		if cl, err = oc.kube.connect(ctx); err != nil {
-			return nil, nil, fmt.Errorf("could not check the cluster: %w (fix the kubeconfig, or drop --cluster)", err)
-		}
-		oc.opts.Scopes = owners.ClusterScopes(cl)
-	}
-	c := owners.NewChecker(objs, oc.opts)
-	findings := c.Stream(objs)
-	if cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*oc.kube.timeout)
-		defer cancel()
-		live, err := c.Cluster(ctx, objs, cl)
-		if err != nil {
-			return nil, nil, fmt.Errorf("could not check the cluster %s: %w", cl.Server, err)
-		}
-		findings = append(findings, live...)
-	}
-	if oc.deep {
-		deep, err := runDeep(c, objs, oc.chartDirs, cl)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--deep: %w", err)
-		}
-		findings = append(findings, deep...)
-	}
-	return c, findings, nil
-}
-
-// runDeep runs the deep check; cl (may be nil) is asked for what the stream does not hold.
-func runDeep(c *owners.Checker, objs []owners.Object, chartDirs []string, cl *live.Client) ([]owners.Finding, error) {
-	dirs, err := owners.ParseChartDirs(chartDirs)
-	if err != nil {
-		return nil, err
-	}
-	opts := owners.DeepOptions{ChartDirs: dirs}
-	if cl != nil {
-		opts.Cluster = cl
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	return c.Deep(ctx, objs, opts)
 }
 
 // ownersMode is render's --owners value.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kversion "k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/config"
-	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/postrender"
@@ -197,75 +192,6 @@ func (o *renderOptions) applySelfConfig(c *config.Self) {
 	}
 }
 
-// selfState decides the bracket and whether helm-controller writes the release already: the
-// HelmRelease is rendered suspended on an install, whenever it does not exist in the cluster
-// yet and while it is suspended there (a CLI write during the bracket keeps it open); an
-// unreachable cluster is the safe side (suspended, with a warning). Flux CRDs absent from a
-// cluster that answers is an error.
-func (o *renderOptions) selfState(errOut io.Writer) (selfState, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*o.kube.timeout)
-	defer cancel()
-	cl, err := o.kube.connect(ctx)
-	if err != nil {
-		return lookupFailed(errOut, o.namespace, o.release, err), nil
-	}
-	if err := guardServed(o.self.Guard, cl.Server, cl.Version); err != nil {
-		return selfState{}, err
-	}
-	return bracket(ctx, cl, cl.Server, o.namespace, o.release, o.install, errOut)
-}
-
-// selfState is what the render of the pair needs to know of the cluster.
-type selfState struct {
-	// suspend: render the HelmRelease suspended (the bracket is open, or opens now).
-	suspend bool
-	// adopted: the HelmRelease exists and is active, so helm-controller writes the release:
-	// the pair is kept and the guard armed, as the hand-over left them.
-	adopted bool
-}
-
-// guardServed refuses the CLI guard on a cluster older than Kubernetes 1.30, which has no GA
-// ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1).
-func guardServed(guard bool, server, gitVersion string) error {
-	if !guard {
-		return nil
-	}
-	v, err := kversion.ParseGeneric(gitVersion)
-	if err != nil || v.AtLeast(kversion.MajorMinor(1, 30)) {
-		return nil // a version it cannot read is left to the API server to refuse
-	}
-	return fmt.Errorf("--self: the CLI guard is a ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later), and the cluster %s runs %s: upgrade the cluster, or render without the guard (--self-guard=false; then nothing stops a helm upgrade by the CLI from writing a revision that helm-controller's next reconcile reverts)", server, gitVersion)
-}
-
-// lookupFailed warns that the HelmRelease could not be looked up and chooses the safe side.
-func lookupFailed(errOut io.Writer, namespace, release string, err error) selfState {
-	fmt.Fprintf(errOut, "helm-drift: warning: --self: could not look up HelmRelease %s/%s (%v): rendering it suspended, the safe side\n", namespace, release, err)
-	return selfState{suspend: true}
-}
-
-// helmReleaseGetter is what the bracket asks the cluster; *live.Client implements it.
-type helmReleaseGetter interface {
-	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
-}
-
-// bracket decides the self state, given a cluster that answers.
-func bracket(ctx context.Context, cl helmReleaseGetter, server, namespace, release string, install bool, errOut io.Writer) (selfState, error) {
-	hr, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace, release)
-	switch {
-	case errors.Is(err, live.ErrNotServed):
-		return selfState{}, fmt.Errorf("--self: the cluster %s has no Flux CRDs (HelmRelease is not served): install Flux (source-controller and helm-controller) first", server)
-	case apierrors.IsNotFound(err):
-		return selfState{suspend: true}, nil
-	case err != nil:
-		return lookupFailed(errOut, namespace, release, err), nil
-	}
-	suspended, _, _ := unstructured.NestedBool(hr, "spec", "suspend")
-	if install || suspended {
-		return selfState{suspend: true}, nil
-	}
-	return selfState{adopted: true}, nil
-}
-
 func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 	rules, err := o.rules()
 	if err != nil {
@@ -331,11 +257,14 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 			return fmt.Errorf("--self: the release namespace is not known for certain (Helm 3 does not pass it to a post-renderer, and a default would make helm-controller install a second copy of the chart there): add --namespace=NS with the -n of helm install (Helm 3: --post-renderer-args --namespace=NS), or set HELM_NAMESPACE")
 		}
 		r.Transforms = append(r.Transforms, selfNamespaceCheck{namespace: o.namespace, release: o.release})
-		state, err := o.selfState(errOut)
+		state, err := action.Bracket(o.kube.options(), o.namespace, o.release, o.install, o.self.Guard)
 		if err != nil {
 			return err
 		}
-		o.self.Suspend, o.self.Adopted = state.suspend, state.adopted
+		if state.Warning != "" {
+			fmt.Fprintf(errOut, "helm-drift: warning: %s\n", state.Warning)
+		}
+		o.self.Suspend, o.self.Adopted = state.Suspend, state.Adopted
 		r.Transforms = append(r.Transforms, &o.self)
 	}
 	if o.owners != "off" {
@@ -362,8 +291,8 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 	if o.owners == "warn" {
 		severity = owners.SeverityWarn
 	}
-	checks := ownerChecks{opts: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, cluster: o.cluster, deep: o.deep, chartDirs: o.chartDirs, kube: o.kube}
-	c, findings, err := checks.run(objs)
+	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.options()}
+	c, findings, err := checks.Run(objs)
 	if err != nil {
 		return fmt.Errorf("second owners: %w", err)
 	}

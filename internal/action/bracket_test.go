@@ -1,7 +1,6 @@
-package cli
+package action
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,32 +34,33 @@ func TestBracket(t *testing.T) {
 	tests := map[string]struct {
 		get         fakeGetter
 		install     bool
-		want        selfState
+		want        SelfState
 		wantErr     string
 		wantWarning bool
 	}{
-		"active, upgrade":    {get: fakeGetter{}, want: selfState{adopted: true}},
-		"active, install":    {get: fakeGetter{}, install: true, want: selfState{suspend: true}},
-		"suspended, upgrade": {get: fakeGetter{suspended: true}, want: selfState{suspend: true}},
-		"absent":             {get: fakeGetter{err: notFound}, want: selfState{suspend: true}},
+		"active, upgrade":    {get: fakeGetter{}, want: SelfState{Adopted: true}},
+		"active, install":    {get: fakeGetter{}, install: true, want: SelfState{Suspend: true}},
+		"suspended, upgrade": {get: fakeGetter{suspended: true}, want: SelfState{Suspend: true}},
+		"absent":             {get: fakeGetter{err: notFound}, want: SelfState{Suspend: true}},
 		"no Flux CRDs":       {get: fakeGetter{err: fmt.Errorf("HelmRelease.helm.toolkit.fluxcd.io: %w", live.ErrNotServed)}, wantErr: "has no Flux CRDs"},
-		"lookup forbidden":   {get: fakeGetter{err: errors.New("forbidden")}, want: selfState{suspend: true}, wantWarning: true},
+		"lookup forbidden":   {get: fakeGetter{err: errors.New("forbidden")}, want: SelfState{Suspend: true}, wantWarning: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var warn bytes.Buffer
-			got, err := bracket(context.Background(), tc.get, "https://api", "apps", "app", tc.install, &warn)
+			got, err := bracket(context.Background(), tc.get, "https://api", "apps", "app", tc.install)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
+			warning := got.Warning
+			got.Warning = ""
 			if err != nil || got != tc.want {
 				t.Fatalf("state = %+v, %v; want %+v", got, err, tc.want)
 			}
-			if (warn.Len() > 0) != tc.wantWarning {
-				t.Errorf("warning %q", warn.String())
+			if (warning != "") != tc.wantWarning {
+				t.Errorf("warning %q", warning)
 			}
 		})
 	}
@@ -80,7 +80,7 @@ func TestGuardServed(t *testing.T) {
 		{false, "v1.29.9", false},
 		{true, "not a version", false}, // left to the API server
 	} {
-		err := guardServed(tc.guard, "https://c", tc.version)
+		err := GuardServed(tc.guard, "https://c", tc.version)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("guard %v on %s: err %v, want error %v", tc.guard, tc.version, err, tc.wantErr)
 		}
