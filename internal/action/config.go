@@ -15,6 +15,7 @@ import (
 	helmaction "helm.sh/helm/v3/pkg/action"
 	action4 "helm.sh/helm/v4/pkg/action"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
@@ -88,7 +89,7 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 		return nil, err
 	}
 	Made.DiscoveryClients.Add(1)
-	cached := snapshot{memory.NewMemCacheClient(dc)}
+	cached := &snapshot{CachedDiscoveryInterface: memory.NewMemCacheClient(dc)}
 	return &Configuration{Counts: counts, loader: loader, config: cfg, disc: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
 }
 
@@ -136,13 +137,24 @@ func (c *Configuration) Live(ctx context.Context) (*live.Client, error) {
 
 // snapshot is the run's discovery cache, read once: a run measures one snapshot of the cluster
 // (as it compares one LIST per kind), so the invalidations the Helm SDKs make before every
-// render (to see CRDs an install just created; a dry run creates none) are not passed on.
+// render (to see CRDs an install just created; a dry run creates none) are not passed on, and
+// the server's version, which the SDKs ask before every render, is asked once.
 type snapshot struct {
 	discovery.CachedDiscoveryInterface
+
+	once    sync.Once
+	version *version.Info
+	err     error
 }
 
 // Invalidate keeps the snapshot.
-func (snapshot) Invalidate() {}
+func (*snapshot) Invalidate() {}
+
+// ServerVersion asks the server once a run.
+func (s *snapshot) ServerVersion() (*version.Info, error) {
+	s.once.Do(func() { s.version, s.err = s.CachedDiscoveryInterface.ServerVersion() })
+	return s.version, s.err
+}
 
 // ServiceProxy fetches a path from an in-cluster service through the API server's proxy
 // (GET /api/v1/namespaces/NS/services/http:SVC:PORT/proxy/PATH; needs get on services/proxy).
