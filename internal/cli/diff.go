@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	helmaction "helm.sh/helm/v3/pkg/action"
-	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -517,19 +516,6 @@ func isInputError(err error) bool {
 	return errors.As(err, &bad) || errors.As(err, &in)
 }
 
-// helmConfig returns Helm's action configuration for namespace ("" for all), its requests
-// counted with the client's.
-func (o *diffOptions) helmConfig(cl *live.Client, namespace string) (*helmcli.EnvSettings, *helmaction.Configuration, error) {
-	settings := helmcli.New()
-	settings.KubeConfig, settings.KubeContext = o.kube.kubeconfig, o.kube.kubeContext
-	settings.SetNamespace(namespace)
-	cfg, err := o.cfg.Helm3(namespace)
-	if err != nil {
-		return nil, nil, err
-	}
-	return settings, cfg, nil
-}
-
 // measure measures desired against the cluster, starting from the release's stored revision rel.
 func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []flux.IgnoreRule) (*diff.Report, error) {
 	return diff.Run(ctx, cl, diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Desired: desired,
@@ -537,7 +523,7 @@ func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release
 }
 
 func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespace, name string, rules []flux.IgnoreRule) (*diff.Report, error) {
-	_, cfg, err := o.helmConfig(cl, namespace)
+	cfg, err := o.cfg.Helm3(namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -625,7 +611,7 @@ func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []flux.
 	if o.allNamespaces {
 		ns = ""
 	}
-	_, cfg, err := o.helmConfig(cl, ns)
+	cfg, err := o.cfg.Helm3(ns)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
