@@ -90,8 +90,8 @@ func ReleaseError(namespace, name string, err error) error {
 	return err
 }
 
-// InputError is an error in what the user asked for (a release that does not exist), not in
-// the cluster: the command line exits with its input-error code.
+// InputError is a mistake in what the user asked for (no such release, chart or values file),
+// not a failure of the cluster: the command line exits 1, not "could not measure".
 type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }

@@ -498,22 +498,11 @@ func (o *diffOptions) ignoreRules() ([]flux.IgnoreRule, error) {
 	return rules, nil
 }
 
-// inputError is a mistake in what was asked (no such release, chart or values file): exit 1,
-// not "could not measure".
-type inputError struct{ error }
-
-func (e inputError) Unwrap() error { return e.error }
-
-// releaseError marks a release that does not exist as an input error.
-func releaseError(namespace, name string, err error) error {
-	return action.ReleaseError(namespace, name, err)
-}
-
-// isInputError reports a mistake in what was asked (no such release, chart or values file).
+// isInputError reports a mistake in what was asked (no such release, chart or values file):
+// exit 1, not "could not measure".
 func isInputError(err error) bool {
-	var bad inputError
 	var in *action.InputError
-	return errors.As(err, &bad) || errors.As(err, &in)
+	return errors.As(err, &in)
 }
 
 // measure measures desired against the cluster, starting from the release's stored revision rel.
@@ -529,7 +518,7 @@ func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespac
 	}
 	rel, err := helmaction.NewGet(cfg).Run(name)
 	if err != nil {
-		return nil, releaseError(namespace, name, err)
+		return nil, action.ReleaseError(namespace, name, err)
 	}
 	return o.measure(ctx, cl, rel, rel.Manifest, rules)
 }
@@ -554,7 +543,7 @@ func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, ch
 			eng = engine{engineHelm4, "an install with --engine helm4 or --server-side true"}
 		}
 	case err != nil:
-		return nil, releaseError(o.namespace, name, err)
+		return nil, action.ReleaseError(o.namespace, name, err)
 	default:
 		if eng, err = o.chooseEngine(cl, name); err != nil {
 			return nil, err

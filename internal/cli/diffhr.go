@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
@@ -37,7 +38,7 @@ type hrTarget struct {
 func (o *diffOptions) diffHelmRelease(ctx context.Context, cl *live.Client, t hrTarget, rules []flux.IgnoreRule) (*diff.Report, error) {
 	hr, err := fluxrelease.Decode(t.obj)
 	if err != nil {
-		return nil, inputError{fmt.Errorf("%s: %w", t.where, err)}
+		return nil, &action.InputError{Err: fmt.Errorf("%s: %w", t.where, err)}
 	}
 	name := "HelmRelease " + hr.Namespace + "/" + hr.Name
 	var get fluxrelease.Getter = cl
@@ -144,7 +145,7 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 		}
 		obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, ns, name)
 		if apierrors.IsNotFound(err) {
-			return nil, inputError{fmt.Errorf("no HelmRelease %s/%s (helm.toolkit.fluxcd.io/v2): check the name and -n, or diff one as written with --file", ns, name)}
+			return nil, &action.InputError{Err: fmt.Errorf("no HelmRelease %s/%s (helm.toolkit.fluxcd.io/v2): check the name and -n, or diff one as written with --file", ns, name)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("HelmRelease %s/%s: %w", ns, name, err)
@@ -162,20 +163,20 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+			return nil, &action.InputError{Err: fmt.Errorf("--file %s: %w", f, err)}
 		}
 		st, err := manifest.Split(data)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+			return nil, &action.InputError{Err: fmt.Errorf("--file %s: %w", f, err)}
 		}
 		objs, err := owners.Objects(st)
 		if err != nil {
-			return nil, inputError{fmt.Errorf("--file %s: %w", f, err)}
+			return nil, &action.InputError{Err: fmt.Errorf("--file %s: %w", f, err)}
 		}
 		for _, ob := range objs {
 			m, err := ob.Decode()
 			if err != nil {
-				return nil, inputError{fmt.Errorf("--file %s: %s: %w", f, ob.Where(), err)}
+				return nil, &action.InputError{Err: fmt.Errorf("--file %s: %s: %w", f, ob.Where(), err)}
 			}
 			ns := ob.Namespace
 			if ns == "" {
@@ -198,12 +199,12 @@ func (o *diffOptions) hrTargets(ctx context.Context, cl *live.Client, arg string
 			}
 		}
 		if len(only) == 0 {
-			return nil, inputError{fmt.Errorf("--file: no HelmRelease %s in %s", arg, strings.Join(o.files, ", "))}
+			return nil, &action.InputError{Err: fmt.Errorf("--file: no HelmRelease %s in %s", arg, strings.Join(o.files, ", "))}
 		}
 		targets = only
 	}
 	if len(targets) == 0 {
-		return nil, inputError{fmt.Errorf("--file %s: no HelmRelease (helm.toolkit.fluxcd.io/v2) in it", strings.Join(o.files, ", "))}
+		return nil, &action.InputError{Err: fmt.Errorf("--file %s: no HelmRelease (helm.toolkit.fluxcd.io/v2) in it", strings.Join(o.files, ", "))}
 	}
 	return targets, nil
 }

@@ -6,6 +6,7 @@ import (
 	action4 "helm.sh/helm/v4/pkg/action"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 
+	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/live"
 )
 
@@ -41,7 +42,7 @@ func (o *diffOptions) chooseEngine(cl *live.Client, name string) (engine, error)
 	}
 	r, err := action4.NewGet(cfg).Run(name)
 	if err != nil {
-		return engine{}, releaseError(o.namespace, name, err)
+		return engine{}, action.ReleaseError(o.namespace, name, err)
 	}
 	rel, ok := r.(*release4.Release)
 	if ok && rel.ApplyMethod != "" {
