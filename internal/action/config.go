@@ -211,3 +211,9 @@ func (n namespaced) Namespace() (string, bool, error) {
 	}
 	return n.base.Namespace()
 }
+
+// Connect makes the live client, once: an unreachable cluster is an error naming it.
+func (c *Configuration) Connect(ctx context.Context) error {
+	_, err := c.Live(ctx)
+	return err
+}

@@ -8,22 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
-	helmaction "helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/cli/values"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/live"
 )
 
 // Exit codes of diff.
@@ -141,14 +135,9 @@ type diffOptions struct {
 	stats         bool
 	noColor       bool
 	kube          kubeOptions
-	// cfg is the run's one cluster configuration: the kubeconfig loaded once, one discovery
-	// cache for the live client and both Helm SDKs.
-	cfg *action.Configuration
 
 	// diff helmrelease
 	files []string
-	// manifestOut receives -o manifest's output.
-	manifestOut io.Writer
 
 	// diff upgrade
 	valueOpts        values.Options
@@ -218,7 +207,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.resetThenReuse, "reset-then-reuse-values", false, "diff upgrade: as helm upgrade --reset-then-reuse-values")
 	fs.BoolVar(&o.lookup, "lookup", true, "diff upgrade: render the chart's lookup calls against the cluster, as helm upgrade does (needs get/list on what it looks up); false renders them empty, as helm template does")
 	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
-	fs.StringVar(&o.engine, "engine", engineAuto, "diff upgrade: the Helm SDK that renders: auto (the one of the Helm that wrote the release: Helm 4 stores how it applied), helm3 or helm4")
+	fs.StringVar(&o.engine, "engine", action.EngineAuto, "diff upgrade: the Helm SDK that renders: auto (the one of the Helm that wrote the release: Helm 4 stores how it applied), helm3 or helm4")
 	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
 	fs.BoolVar(&o.registry.PlainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
 	fs.BoolVar(&o.registry.Insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
@@ -246,61 +235,119 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		return ExitError
 	}
 	ctx := context.Background()
-	o.manifestOut = out
-	var fileTargets []hrTarget
+	var fileTargets []action.HelmReleaseTarget
 	if fs.Arg(0) == "helmrelease" && len(o.files) > 0 {
 		// Bad files fail before the cluster is asked anything.
-		if fileTargets, err = o.hrTargets(ctx, nil, fs.Arg(1), in); err != nil {
+		if fileTargets, err = o.readFiles(fs.Arg(1), in); err != nil {
 			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 			return ExitError
 		}
 	}
 	cfg, err := action.NewConfiguration(o.kube.options(), nil)
-	if err != nil {
-		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
-		return ExitUnmeasured
+	if err == nil {
+		err = cfg.Connect(ctx)
 	}
-	o.cfg = cfg
-	cl, err := cfg.Live(ctx)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
 	if o.stats {
-		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cl.Counts) }()
+		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cfg.Counts) }()
 	}
-	if fs.Arg(0) == "helmrelease" {
-		targets := fileTargets
-		switch {
-		case len(fileTargets) > 0:
-			fileTargets[0].stream.Cluster = cl // the one stream the files make
-		case o.all || o.allNamespaces:
-			targets, err = o.allHelmReleases(ctx, cl)
-		default:
-			targets, err = o.hrTargets(ctx, cl, fs.Arg(1), in)
+	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers}
+	all := o.all || o.allNamespaces
+	switch fs.Arg(0) {
+	case "helmrelease":
+		return o.runHelmRelease(ctx, &action.DiffHelmRelease{Config: cfg, Measure: m, PlainHTTP: o.registry.PlainHTTP,
+			ManifestOnly: o.output == outputManifest}, fileTargets, fs.Arg(1), out, errOut)
+	case "release":
+		d := &action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}
+		if all {
+			s, err := d.RunAll(ctx, o.allNamespaces)
+			return o.writeSummary(s, err, func(r diff.SummaryRow) string { return r.Namespace + "/" + r.Release }, out, errOut)
 		}
+		return o.report(func() (*diff.Report, error) { return d.Run(ctx, fs.Arg(1)) }, out, errOut)
+	}
+	return o.report(func() (*diff.Report, error) {
+		d, err := o.diffUpgrade(cfg, m, fs.Arg(1), fs.Arg(2), errOut)
+		if err != nil {
+			return nil, err
+		}
+		res, err := d.Run(ctx)
 		switch {
-		case isInputError(err):
-			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
-			return ExitError
 		case err != nil:
-			fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
-			return ExitUnmeasured
-		case len(targets) != 1 && o.output == outputManifest:
-			fmt.Fprintf(errOut, "helm-drift diff: -o manifest prints one HelmRelease: the files hold %d; name one (diff helmrelease --file F NAME)\n", len(targets))
-			return ExitError
-		case len(targets) != 1 || o.all || o.allNamespaces:
-			return o.runHelmReleases(ctx, cl, targets, rules, out, errOut)
+			return nil, err
+		case d.ManifestOnly:
+			return nil, writeManifest(out, res.Manifest)
 		}
-		return o.report(func() (*diff.Report, error) { return o.diffHelmRelease(ctx, cl, targets[0], rules) }, out, errOut)
+		return res.Report, nil
+	}, out, errOut)
+}
+
+// runHelmRelease diffs one HelmRelease (NAME or NAMESPACE/NAME, or the one of the files), or
+// several (--all, or files holding more than one), one summary row each.
+func (o *diffOptions) runHelmRelease(ctx context.Context, d *action.DiffHelmRelease, targets []action.HelmReleaseTarget, arg string, out, errOut io.Writer) int {
+	var err error
+	switch {
+	case len(targets) > 0:
+	case o.all || o.allNamespaces:
+		ns := o.namespace
+		if o.allNamespaces {
+			ns = ""
+		}
+		targets, err = d.List(ctx, ns)
+	default:
+		ns, name := o.namespace, arg
+		if a, b, ok := strings.Cut(arg, "/"); ok {
+			ns, name = a, b
+		}
+		var t action.HelmReleaseTarget
+		t, err = d.Get(ctx, ns, name)
+		targets = []action.HelmReleaseTarget{t}
 	}
-	if o.all || o.allNamespaces {
-		return o.runAll(ctx, cl, rules, out, errOut)
+	switch {
+	case isInputError(err):
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	case err != nil:
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	case len(targets) != 1 && o.output == outputManifest:
+		fmt.Fprintf(errOut, "helm-drift diff: -o manifest prints one HelmRelease: the files hold %d; name one (diff helmrelease --file F NAME)\n", len(targets))
+		return ExitError
+	case len(targets) != 1 || o.all || o.allNamespaces:
+		s, err := d.RunAll(ctx, targets)
+		return o.writeSummary(s, err, func(r diff.SummaryRow) string { return "HelmRelease " + r.HelmRelease }, out, errOut)
 	}
-	if fs.Arg(0) == "upgrade" {
-		return o.report(func() (*diff.Report, error) { return o.diffUpgrade(ctx, cl, fs.Arg(1), fs.Arg(2), rules, errOut) }, out, errOut)
+	return o.report(func() (*diff.Report, error) {
+		res, err := d.Run(ctx, targets[0])
+		switch {
+		case err != nil:
+			return nil, err
+		case d.ManifestOnly:
+			return nil, writeManifest(out, res.Manifest)
+		}
+		return res.Report, nil
+	}, out, errOut)
+}
+
+// readFiles reads --file's HelmReleases (- for stdin), the one named arg if set.
+func (o *diffOptions) readFiles(arg string, in io.Reader) ([]action.HelmReleaseTarget, error) {
+	files := make([]action.File, 0, len(o.files))
+	for _, f := range o.files {
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(in)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return nil, &action.InputError{Err: fmt.Errorf("--file %s: %w", f, err)}
+		}
+		files = append(files, action.File{Name: f, Data: data})
 	}
-	return o.report(func() (*diff.Report, error) { return o.diffRelease(ctx, cl, o.namespace, fs.Arg(1), rules) }, out, errOut)
+	return action.HelmReleaseFiles(files, o.namespace, arg)
 }
 
 // report measures one report, writes it and returns the exit code.
@@ -350,6 +397,9 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	}
 	if o.serverSide != "auto" && o.serverSide != "true" && o.serverSide != "false" {
 		return fmt.Errorf("--server-side %q: want true, false or auto", o.serverSide)
+	}
+	if o.engine != action.EngineAuto && o.engine != action.EngineHelm3 && o.engine != action.EngineHelm4 {
+		return fmt.Errorf("--engine %q: want auto, helm3 or helm4", o.engine)
 	}
 	if o.workers < 1 || o.workers > 64 {
 		return fmt.Errorf("--concurrency %d: want 1 to 64", o.workers)
@@ -505,70 +555,9 @@ func isInputError(err error) bool {
 	return errors.As(err, &in)
 }
 
-// measure measures desired against the cluster, starting from the release's stored revision rel.
-func (o *diffOptions) measure(ctx context.Context, cl *live.Client, rel *release.Release, desired string, rules []flux.IgnoreRule) (*diff.Report, error) {
-	return diff.Run(ctx, cl, diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version, Desired: desired,
-		Previous: rel.Manifest, Rules: rules, Normalize: o.normalize, Workers: o.workers})
-}
-
-func (o *diffOptions) diffRelease(ctx context.Context, cl *live.Client, namespace, name string, rules []flux.IgnoreRule) (*diff.Report, error) {
-	cfg, err := o.cfg.Helm3(namespace)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := helmaction.NewGet(cfg).Run(name)
-	if err != nil {
-		return nil, action.ReleaseError(namespace, name, err)
-	}
-	return o.measure(ctx, cl, rel, rel.Manifest, rules)
-}
-
-// diffUpgrade renders what "helm upgrade RELEASE CHART" with the same flags would install
-// (a dry-run of the Helm SDK's upgrade action, twice: what differs between the two renders is
-// unstable) with the engine of the Helm that wrote the release, and measures it.
-func (o *diffOptions) diffUpgrade(ctx context.Context, cl *live.Client, name, chartRef string, rules []flux.IgnoreRule, errOut io.Writer) (*diff.Report, error) {
-	cfg, err := o.cfg.Helm3(o.namespace)
-	if err != nil {
-		return nil, err
-	}
-	last, err := helmaction.NewGet(cfg).Run(name)
-	install := false
-	var eng engine
-	switch {
-	case err != nil && o.install && errors.Is(err, driver.ErrReleaseNotFound):
-		// helm upgrade --install of a release that does not exist: its install.
-		install, last = true, &release.Release{Name: name, Namespace: o.namespace}
-		eng = engine{engineHelm3, "an install: the Helm 3 CLI's default; --engine helm4 for Helm 4's"}
-		if o.engine == engineHelm4 || o.serverSide == "true" {
-			eng = engine{engineHelm4, "an install with --engine helm4 or --server-side true"}
-		}
-	case err != nil:
-		return nil, action.ReleaseError(o.namespace, name, err)
-	default:
-		if eng, err = o.chooseEngine(cl, name); err != nil {
-			return nil, err
-		}
-	}
-	spec, err := o.upgradeSpec(name, chartRef, install, errOut)
-	if err != nil {
-		return nil, err
-	}
-	first, second, err := o.cfg.RenderUpgrade(ctx, eng.name, spec)
-	if err != nil {
-		return nil, err
-	}
-	if o.output == outputManifest {
-		return nil, writeManifest(o.manifestOut, first)
-	}
-	return diff.Run(ctx, cl, diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version, Desired: first,
-		Previous: last.Manifest, Rerender: second, CountUnstable: o.countUnstable, Engine: eng.String(),
-		Apply: o.applyOverride(), ForceConflicts: o.forceConflicts, ForceReplace: o.force, TakeOwnership: o.takeOwnership,
-		Rules: rules, Normalize: o.normalize, Workers: o.workers})
-}
-
-// upgradeSpec is what these flags ask helm upgrade.
-func (o *diffOptions) upgradeSpec(name, chartRef string, install bool, errOut io.Writer) (action.UpgradeSpec, error) {
-	spec := action.UpgradeSpec{Release: name, Namespace: o.namespace, Chart: chartRef, Install: install,
+// diffUpgrade is the upgrade these flags ask for.
+func (o *diffOptions) diffUpgrade(cfg *action.Configuration, m action.Measure, name, chartRef string, errOut io.Writer) (*action.DiffUpgrade, error) {
+	spec := action.UpgradeSpec{Release: name, Namespace: o.namespace, Chart: chartRef,
 		Values: o.valueOpts, Version: o.version, Repo: o.repo, Devel: o.devel, Registry: o.registry,
 		Verify: o.verify, Keyring: o.keyring, Lookup: o.lookup, EnableDNS: o.enableDNS, SkipSchemaValidation: o.skipSchema,
 		ReuseValues: o.reuseValues, ResetValues: o.resetValues, ResetThenReuseValues: o.resetThenReuse,
@@ -576,105 +565,33 @@ func (o *diffOptions) upgradeSpec(name, chartRef string, install bool, errOut io
 	if o.postRenderer != "" {
 		pr, err := action.ResolvePostRenderer(o.postRenderer, o.postRendererArgs)
 		if err != nil {
-			return spec, err
+			return nil, err
 		}
 		spec.PostRenderer = pr
 	}
-	return spec, nil
-}
-
-// applyOverride maps --server-side onto how the upgrade writes the objects ("" for auto).
-func (o *diffOptions) applyOverride() string {
-	switch o.serverSide {
-	case "true":
-		return diff.ApplyServerSide
-	case "false":
-		return diff.ApplyClientSide
-	}
-	return ""
-}
-
-// runAll measures every deployed release of the namespace (or of all), one summary row each.
-func (o *diffOptions) runAll(ctx context.Context, cl *live.Client, rules []flux.IgnoreRule, out, errOut io.Writer) int {
-	ns := o.namespace
-	if o.allNamespaces {
-		ns = ""
-	}
-	cfg, err := o.cfg.Helm3(ns)
-	if err != nil {
-		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
-		return ExitUnmeasured
-	}
-	list := helmaction.NewList(cfg)
-	list.AllNamespaces = o.allNamespaces
-	list.StateMask = helmaction.ListDeployed | helmaction.ListFailed | helmaction.ListPendingInstall | helmaction.ListPendingUpgrade | helmaction.ListPendingRollback
-	rels, err := list.Run()
-	if err != nil {
-		fmt.Fprintf(errOut, "helm-drift diff: could not measure: listing releases: %v\n", err)
-		return ExitUnmeasured
-	}
-	rows, unmeasured := o.summaries(len(rels), func(i int) (*diff.Report, diff.SummaryRow, string, error) {
-		rel := rels[i]
-		rep, err := o.measure(ctx, cl, rel, rel.Manifest, rules)
-		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
-	})
-	sort.Slice(rows, func(i, j int) bool {
-		return rows[i].Namespace+"/"+rows[i].Release < rows[j].Namespace+"/"+rows[j].Release
-	})
-	return o.writeSummary(rows, unmeasured, func(r diff.SummaryRow) string { return r.Namespace + "/" + r.Release }, out, errOut)
-}
-
-// summaries measures n releases concurrently (a quarter of --concurrency at a time), one
-// summary row each. measure(i) returns the report, the row to show when it fails (with the
-// error filled in here) and the name its unmeasured objects are listed under
-// ("NAME: object: error").
-func (o *diffOptions) summaries(n int, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) ([]diff.SummaryRow, []string) {
-	rows := make([]diff.SummaryRow, n)
-	var (
-		wg         sync.WaitGroup
-		mu         sync.Mutex
-		unmeasured []string
-	)
-	sem := make(chan struct{}, max(1, o.workers/4))
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rep, failed, name, err := measure(i)
-			if err != nil {
-				failed.Error = err.Error()
-				rows[i] = failed
-				return
-			}
-			rows[i] = diff.Summarise(rep)
-			for _, obj := range rep.Objects {
-				if obj.Error != "" {
-					mu.Lock()
-					unmeasured = append(unmeasured, fmt.Sprintf("%s: %s: %s", name, obj.Object, obj.Error))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return rows, unmeasured
+	return &action.DiffUpgrade{Config: cfg, Measure: m, Spec: spec, Install: o.install, Engine: o.engine, ServerSide: o.serverSide,
+		ForceConflicts: o.forceConflicts, Force: o.force, TakeOwnership: o.takeOwnership, CountUnstable: o.countUnstable,
+		ManifestOnly: o.output == outputManifest}, nil
 }
 
 // writeSummary prints the summary rows of a --all run, then on stderr what could not be
 // measured (name says which release or HelmRelease a row is), and returns the exit code: 3 if
-// anything could not be measured, else 2 if any row shows drift, else 0.
-func (o *diffOptions) writeSummary(rows []diff.SummaryRow, unmeasured []string, name func(diff.SummaryRow) string, out, errOut io.Writer) int {
-	if err := diff.WriteSummary(out, rows, o.output); err != nil {
+// anything could not be measured (err: the run itself), else 2 if any row shows drift, else 0.
+func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.SummaryRow) string, out, errOut io.Writer) int {
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+		return ExitUnmeasured
+	}
+	if err := diff.WriteSummary(out, s.Rows, o.output); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
 	code := ExitOK
-	sort.Strings(unmeasured)
-	for _, u := range unmeasured {
+	for _, u := range s.Unmeasured {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
 		code = ExitUnmeasured
 	}
-	for _, r := range rows {
+	for _, r := range s.Rows {
 		switch {
 		case r.Error != "":
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)

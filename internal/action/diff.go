@@ -1,0 +1,285 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	helmaction "helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	action4 "helm.sh/helm/v4/pkg/action"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
+)
+
+// Measure is what every diff verb shares: how the cluster is compared.
+type Measure struct {
+	// Rules leave fields out (--ignore, --ignore-file).
+	Rules []flux.IgnoreRule
+	// Normalize is diff.Server, diff.Offline or diff.Auto.
+	Normalize string
+	// Workers bounds the requests in flight.
+	Workers int
+}
+
+// input is the diff input of in's measurement options.
+func (m Measure) input(in diff.Input) diff.Input {
+	in.Rules, in.Normalize, in.Workers = m.Rules, m.Normalize, m.Workers
+	return in
+}
+
+// DiffRelease compares the manifest Helm stored for a release's latest revision with the
+// cluster (what helm-controller's drift detection compares).
+type DiffRelease struct {
+	Config *Configuration
+	Measure
+	// Namespace is the release's namespace.
+	Namespace string
+}
+
+// Run measures release name.
+func (d *DiffRelease) Run(ctx context.Context, name string) (*diff.Report, error) {
+	cfg, err := d.Config.Helm3(d.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := helmaction.NewGet(cfg).Run(name)
+	if err != nil {
+		return nil, ReleaseError(d.Namespace, name, err)
+	}
+	return d.measure(ctx, rel)
+}
+
+func (d *DiffRelease) measure(ctx context.Context, rel *release.Release) (*diff.Report, error) {
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return diff.Run(ctx, cl, d.input(diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version,
+		Desired: rel.Manifest, Previous: rel.Manifest}))
+}
+
+// Summary is the outcome of a run over many releases: one row each, and what could not be
+// measured ("NAME: object: error").
+type Summary struct {
+	Rows       []diff.SummaryRow
+	Unmeasured []string
+}
+
+// RunAll measures every deployed, failed or pending release of the namespace (every namespace
+// with allNamespaces), one summary row each, sorted by namespace and name.
+func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary, error) {
+	ns := d.Namespace
+	if allNamespaces {
+		ns = ""
+	}
+	cfg, err := d.Config.Helm3(ns)
+	if err != nil {
+		return nil, err
+	}
+	list := helmaction.NewList(cfg)
+	list.AllNamespaces = allNamespaces
+	list.StateMask = helmaction.ListDeployed | helmaction.ListFailed | helmaction.ListPendingInstall | helmaction.ListPendingUpgrade | helmaction.ListPendingRollback
+	rels, err := list.Run()
+	if err != nil {
+		return nil, fmt.Errorf("listing releases: %w", err)
+	}
+	s := summaries(len(rels), d.Workers, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+		rel := rels[i]
+		rep, err := d.measure(ctx, rel)
+		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
+	})
+	sort.Slice(s.Rows, func(i, j int) bool {
+		return s.Rows[i].Namespace+"/"+s.Rows[i].Release < s.Rows[j].Namespace+"/"+s.Rows[j].Release
+	})
+	return s, nil
+}
+
+// summaries measures n releases concurrently (a quarter of workers at a time), one summary row
+// each. measure(i) returns the report, the row to show when it fails (with the error filled in
+// here) and the name its unmeasured objects are listed under.
+func summaries(n, workers int, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
+	s := &Summary{Rows: make([]diff.SummaryRow, n)}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	sem := make(chan struct{}, max(1, workers/4))
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep, failed, name, err := measure(i)
+			if err != nil {
+				failed.Error = err.Error()
+				s.Rows[i] = failed
+				return
+			}
+			s.Rows[i] = diff.Summarise(rep)
+			for _, obj := range rep.Objects {
+				if obj.Error != "" {
+					mu.Lock()
+					s.Unmeasured = append(s.Unmeasured, fmt.Sprintf("%s: %s: %s", name, obj.Object, obj.Error))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sort.Strings(s.Unmeasured)
+	return s
+}
+
+// The Helm SDKs DiffUpgrade renders with.
+const (
+	// EngineAuto: the SDK of the Helm that wrote the release.
+	EngineAuto = "auto"
+	// EngineHelm3 and EngineHelm4 name an SDK.
+	EngineHelm3 = "helm3"
+	EngineHelm4 = "helm4"
+)
+
+// Engine is the Helm SDK chosen to render an upgrade, and why.
+type Engine struct {
+	Name, Why string
+}
+
+// String reads "the Helm 4 SDK v4.3.1 (the release was written by Helm 4: apply method ssa)".
+func (e Engine) String() string {
+	sdk := map[string]string{EngineHelm3: "the Helm 3 SDK " + ModuleVersion("helm.sh/helm/v3"), EngineHelm4: "the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4")}[e.Name]
+	return sdk + " (" + e.Why + ")"
+}
+
+// ModuleVersion is the version of a module this binary was built with.
+func ModuleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
+
+// The apply methods DiffUpgrade.ServerSide takes.
+const (
+	ServerSideAuto  = "auto"
+	ServerSideTrue  = "true"
+	ServerSideFalse = "false"
+)
+
+// DiffUpgrade compares what "helm upgrade RELEASE CHART" with the same flags would install
+// with the cluster: a dry-run of the Helm SDK's upgrade action, twice (what differs between
+// the two renders is unstable), with the SDK of the Helm that wrote the release.
+type DiffUpgrade struct {
+	Config *Configuration
+	Measure
+	// Spec is what helm upgrade is asked; Spec.Install is set here when the release does not
+	// exist and Install allows its install.
+	Spec UpgradeSpec
+	// Install: as helm upgrade --install.
+	Install bool
+	// Engine is EngineAuto, EngineHelm3 or EngineHelm4.
+	Engine string
+	// ServerSide is Helm 4's apply method: ServerSideAuto (as the release was written),
+	// ServerSideTrue or ServerSideFalse.
+	ServerSide string
+	// ForceConflicts, Force and TakeOwnership: as helm upgrade's flags; the predictions follow.
+	ForceConflicts, Force, TakeOwnership bool
+	// CountUnstable counts as drift the fields on which the two renders disagree.
+	CountUnstable bool
+	// ManifestOnly renders and measures nothing: UpgradeResult.Manifest only.
+	ManifestOnly bool
+}
+
+// UpgradeResult is a DiffUpgrade's outcome: the report, or with ManifestOnly the manifest.
+type UpgradeResult struct {
+	Report   *diff.Report
+	Manifest string
+}
+
+// Run renders the upgrade of the release and measures it.
+func (d *DiffUpgrade) Run(ctx context.Context) (*UpgradeResult, error) {
+	name, ns := d.Spec.Release, d.Spec.Namespace
+	cfg, err := d.Config.Helm3(ns)
+	if err != nil {
+		return nil, err
+	}
+	last, err := helmaction.NewGet(cfg).Run(name)
+	spec := d.Spec
+	var eng Engine
+	switch {
+	case err != nil && d.Install && errors.Is(err, driver.ErrReleaseNotFound):
+		// helm upgrade --install of a release that does not exist: its install.
+		spec.Install, last = true, &release.Release{Name: name, Namespace: ns}
+		eng = Engine{EngineHelm3, "an install: the Helm 3 CLI's default; --engine helm4 for Helm 4's"}
+		if d.Engine == EngineHelm4 || d.ServerSide == ServerSideTrue {
+			eng = Engine{EngineHelm4, "an install with --engine helm4 or --server-side true"}
+		}
+	case err != nil:
+		return nil, ReleaseError(ns, name, err)
+	default:
+		if eng, err = d.chooseEngine(); err != nil {
+			return nil, err
+		}
+	}
+	first, second, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
+	if err != nil {
+		return nil, err
+	}
+	if d.ManifestOnly {
+		return &UpgradeResult{Manifest: first}, nil
+	}
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := diff.Run(ctx, cl, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
+		Desired: first, Previous: last.Manifest, Rerender: second, CountUnstable: d.CountUnstable, Engine: eng.String(),
+		Apply: d.apply(), ForceConflicts: d.ForceConflicts, ForceReplace: d.Force, TakeOwnership: d.TakeOwnership}))
+	if err != nil {
+		return nil, err
+	}
+	return &UpgradeResult{Report: rep, Manifest: first}, nil
+}
+
+// chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4
+// records in the release how it applied it (apply_method), Helm 3 records nothing. Engine
+// overrides the choice.
+func (d *DiffUpgrade) chooseEngine() (Engine, error) {
+	switch d.Engine {
+	case EngineHelm3, EngineHelm4:
+		return Engine{d.Engine, "--engine " + d.Engine}, nil
+	}
+	cfg, err := d.Config.Helm4(d.Spec.Namespace)
+	if err != nil {
+		return Engine{}, err
+	}
+	r, err := action4.NewGet(cfg).Run(d.Spec.Release)
+	if err != nil {
+		return Engine{}, ReleaseError(d.Spec.Namespace, d.Spec.Release, err)
+	}
+	rel, ok := r.(*release4.Release)
+	if ok && rel.ApplyMethod != "" {
+		return Engine{EngineHelm4, "the release was written by Helm 4: apply method " + rel.ApplyMethod}, nil
+	}
+	return Engine{EngineHelm3, "the release was written by Helm 3"}, nil
+}
+
+// apply maps ServerSide onto how the upgrade writes the objects ("" for as written).
+func (d *DiffUpgrade) apply() string {
+	switch d.ServerSide {
+	case ServerSideTrue:
+		return diff.ApplyServerSide
+	case ServerSideFalse:
+		return diff.ApplyClientSide
+	}
+	return ""
+}

@@ -1,0 +1,277 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
+)
+
+// HelmReleaseTarget is one HelmRelease to diff: from the cluster, or as written in a file
+// (with the files' other objects to read its sources and values from first).
+type HelmReleaseTarget struct {
+	// Object is the HelmRelease.
+	Object map[string]any
+	// Where names it in messages: "HelmRelease apps/web" or "hr.yaml: document 2".
+	Where  string
+	stream *fluxrelease.StreamFirst
+}
+
+// name is "NAMESPACE/NAME".
+func (t HelmReleaseTarget) name() string {
+	md, _ := t.Object["metadata"].(map[string]any)
+	return fmt.Sprint(md["namespace"]) + "/" + fmt.Sprint(md["name"])
+}
+
+// File is one file of HelmReleases as written in Git.
+type File struct {
+	// Name names it in messages ("-" for stdin).
+	Name string
+	Data []byte
+}
+
+// HelmReleaseFiles reads the HelmReleases of files, without the cluster: every one, or the one
+// named only (NAME or NAMESPACE/NAME). An object without a namespace is in namespace. The
+// files' other objects (a source, a values ConfigMap or Secret) answer the HelmReleases'
+// reads first; the cluster, once DiffHelmRelease runs, what they do not hold.
+func HelmReleaseFiles(files []File, namespace, only string) ([]HelmReleaseTarget, error) {
+	sg := &fluxrelease.StreamFirst{}
+	var names []string
+	var targets []HelmReleaseTarget
+	for _, f := range files {
+		names = append(names, f.Name)
+		st, err := manifest.Split(f.Data)
+		if err != nil {
+			return nil, &InputError{Err: fmt.Errorf("--file %s: %w", f.Name, err)}
+		}
+		objs, err := owners.Objects(st)
+		if err != nil {
+			return nil, &InputError{Err: fmt.Errorf("--file %s: %w", f.Name, err)}
+		}
+		for _, ob := range objs {
+			m, err := ob.Decode()
+			if err != nil {
+				return nil, &InputError{Err: fmt.Errorf("--file %s: %s: %w", f.Name, ob.Where(), err)}
+			}
+			ns := ob.Namespace
+			if ns == "" {
+				ns = namespace
+				md, _ := m["metadata"].(map[string]any)
+				md["namespace"] = ns
+			}
+			sg.Add(ob.Group(), ob.Kind, ns, ob.Name, func() (map[string]any, error) { return m, nil })
+			if ob.Kind == flux.HelmReleaseKind && ob.Group() == flux.HelmReleaseGroup {
+				targets = append(targets, HelmReleaseTarget{Object: m, Where: f.Name + ": " + ob.Where(), stream: sg})
+			}
+		}
+	}
+	if only != "" {
+		var picked []HelmReleaseTarget
+		for _, t := range targets {
+			md, _ := t.Object["metadata"].(map[string]any)
+			if n, _ := md["name"].(string); n == only || t.name() == only {
+				picked = append(picked, t)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, &InputError{Err: fmt.Errorf("--file: no HelmRelease %s in %s", only, strings.Join(names, ", "))}
+		}
+		targets = picked
+	}
+	if len(targets) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("--file %s: no HelmRelease (%s/%s) in it", strings.Join(names, ", "), flux.HelmReleaseGroup, flux.HelmReleaseVersion)}
+	}
+	return targets, nil
+}
+
+// DiffHelmRelease compares what helm-controller would install for a Flux HelmRelease now with
+// the cluster, with its next reconcile's predictions.
+type DiffHelmRelease struct {
+	Config *Configuration
+	Measure
+	// PlainHTTP reaches a source's registry over plain HTTP.
+	PlainHTTP bool
+	// ManifestOnly renders and measures nothing: HelmReleaseResult.Manifest only.
+	ManifestOnly bool
+}
+
+// HelmReleaseResult is a DiffHelmRelease's outcome: the report, or with ManifestOnly the
+// manifest.
+type HelmReleaseResult struct {
+	Report   *diff.Report
+	Manifest string
+}
+
+// Get reads HelmRelease namespace/name from the cluster.
+func (d *DiffHelmRelease) Get(ctx context.Context, namespace, name string) (HelmReleaseTarget, error) {
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return HelmReleaseTarget{}, err
+	}
+	obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return HelmReleaseTarget{}, &InputError{Err: fmt.Errorf("no HelmRelease %s/%s (%s/%s): check the name and -n, or diff one as written with --file", namespace, name, flux.HelmReleaseGroup, flux.HelmReleaseVersion)}
+	}
+	if err != nil {
+		return HelmReleaseTarget{}, fmt.Errorf("HelmRelease %s/%s: %w", namespace, name, err)
+	}
+	return HelmReleaseTarget{Object: obj, Where: "HelmRelease " + namespace + "/" + name}, nil
+}
+
+// List reads the HelmReleases of namespace ("" for every namespace) from the cluster.
+func (d *DiffHelmRelease) List(ctx context.Context, namespace string) ([]HelmReleaseTarget, error) {
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	targets := make([]HelmReleaseTarget, 0, len(objs))
+	for _, m := range objs {
+		t := HelmReleaseTarget{Object: m}
+		t.Where = "HelmRelease " + t.name()
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
+// connect lets the files' objects fall back on the cluster, once, before any target runs.
+func (d *DiffHelmRelease) connect(ctx context.Context, targets []HelmReleaseTarget) error {
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if t.stream != nil && t.stream.Cluster == nil {
+			t.stream.Cluster = cl
+		}
+	}
+	return nil
+}
+
+// Run renders t as helm-controller would and measures the render against the cluster.
+func (d *DiffHelmRelease) Run(ctx context.Context, t HelmReleaseTarget) (*HelmReleaseResult, error) {
+	if err := d.connect(ctx, []HelmReleaseTarget{t}); err != nil {
+		return nil, err
+	}
+	return d.run(ctx, t)
+}
+
+// RunAll measures targets concurrently, one summary row each, sorted by HelmRelease.
+func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarget) (*Summary, error) {
+	if err := d.connect(ctx, targets); err != nil {
+		return nil, err
+	}
+	s := summaries(len(targets), d.Workers, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+		name := targets[i].name()
+		res, err := d.run(ctx, targets[i])
+		var rep *diff.Report
+		if res != nil {
+			rep = res.Report
+		}
+		return rep, diff.SummaryRow{HelmRelease: name, Next: "?", Release: "?", Namespace: "?"}, "HelmRelease " + name, err
+	})
+	sort.Slice(s.Rows, func(i, j int) bool { return s.Rows[i].HelmRelease < s.Rows[j].HelmRelease })
+	return s, nil
+}
+
+func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*HelmReleaseResult, error) {
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := fluxrelease.Decode(t.Object)
+	if err != nil {
+		return nil, &InputError{Err: fmt.Errorf("%s: %w", t.Where, err)}
+	}
+	name := "HelmRelease " + hr.Namespace + "/" + hr.Name
+	var get fluxrelease.Getter = cl
+	if t.stream != nil {
+		get = t.stream
+		// A HelmRelease as written has no status: the one in the cluster says what
+		// helm-controller last did, and the file's spec is a new generation of it.
+		switch obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, hr.Namespace, hr.Name); {
+		case err == nil:
+			if live, err := fluxrelease.Decode(obj); err == nil {
+				hr.Status, hr.Generation = live.Status, live.Generation
+				if !equality.Semantic.DeepEqual(live.Spec, hr.Spec) {
+					hr.Generation++
+				}
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	vals, err := fluxrelease.Values(ctx, get, hr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	proxy, err := d.Config.ServiceProxy()
+	if err != nil {
+		return nil, err
+	}
+	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	id := fluxrelease.IdentityOf(hr)
+	cfg, err := d.Config.Helm4(id.Storage)
+	if err != nil {
+		return nil, err
+	}
+	var last *release4.Release
+	switch r, err := cfg.Releases.Last(id.Name); {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("%s: release %s/%s: %w", name, id.Storage, id.Name, err)
+	default:
+		last, _ = r.(*release4.Release)
+	}
+	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.Source = src
+	if d.ManifestOnly {
+		return &HelmReleaseResult{Manifest: r.Manifest}, nil
+	}
+	next := fluxrelease.NextReconcile(hr, last, r)
+	var ignore []flux.IgnoreRule
+	if dd := hr.Spec.DriftDetection; dd != nil && len(dd.Ignore) > 0 {
+		if ignore, err = flux.IgnoreRules(dd.Ignore); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	policy := fluxrelease.ApplyPolicy(hr, last)
+	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
+		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
+		Source:      src.String(),
+		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
+		Next:  &next,
+		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}
+	if policy.ServerSide {
+		in.Apply = diff.ApplyServerSide
+	}
+	if last != nil {
+		in.Revision, in.Previous = last.Version, last.Manifest
+	}
+	rep, err := diff.Run(ctx, cl, d.input(in))
+	if err != nil {
+		return nil, err
+	}
+	return &HelmReleaseResult{Report: rep, Manifest: r.Manifest}, nil
+}
