@@ -207,11 +207,27 @@ func (r *Report) Drift() bool {
 	return false
 }
 
+// Cluster is what a measurement reads of the cluster: kind scopes and metadata (the
+// second-owner check), one LIST of whole objects per kind and namespace, the few objects a
+// row refers to (envFrom sources, the managing HelmRelease), a kind's resource name and CRD
+// schema, a dry-run create, and the server's version. *live.Client is one; a kind the cluster
+// does not serve is live.ErrNotServed.
+type Cluster interface {
+	owners.Cluster
+	ListObjects(ctx context.Context, group, version, kind, namespace string) ([]map[string]any, error)
+	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
+	Resource(group, version, kind string) (string, error)
+	CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error)
+	DryRunCreate(ctx context.Context, obj map[string]any, name string) (map[string]any, error)
+	// ServerVersion is the API server's version ("v1.34.2").
+	ServerVersion() string
+}
+
 // Run measures in against the cluster. An object or kind it cannot read fails that object, not
 // the run: the object carries the error and Unmeasured counts it, so a report is never clean by
 // omission. Only what every object depends on (the cluster, the managing HelmRelease) fails the
 // run.
-func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
+func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if in.Workers <= 0 {
 		in.Workers = 8
 	}
@@ -280,7 +296,7 @@ func Run(ctx context.Context, cl *live.Client, in Input) (*Report, error) {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
 	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
-		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.Version), CountedUnstable: in.CountUnstable,
+		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.ServerVersion()), CountedUnstable: in.CountUnstable,
 		Apply: ApplyClientSide, Counts: map[compare.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
@@ -396,7 +412,7 @@ type listing struct {
 // measure holds what one Run shares between objects.
 type measure struct {
 	in      Input
-	cl      *live.Client
+	cl      Cluster
 	checker *owners.Checker
 	rules   []flux.IgnoreRule
 	lists   map[listKey]*listing

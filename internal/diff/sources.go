@@ -12,7 +12,6 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/live"
 )
 
 // memo computes one value per key, once, whichever goroutine asks first.
@@ -162,7 +161,7 @@ func (m *measure) source(ctx context.Context, kind, namespace, name string) (sou
 // helmReleaseIgnore returns the spec.driftDetection.ignore rules of the Flux HelmRelease that
 // manages the release, found through the helm.toolkit.fluxcd.io labels on its live objects;
 // none when no HelmRelease does.
-func helmReleaseIgnore(ctx context.Context, cl *live.Client, liveObjs []map[string]any) ([]flux.IgnoreRule, string, error) {
+func helmReleaseIgnore(ctx context.Context, cl Cluster, liveObjs []map[string]any) ([]flux.IgnoreRule, string, error) {
 	for _, o := range liveObjs {
 		md, _ := o["metadata"].(map[string]any)
 		labels, _ := md["labels"].(map[string]any)

@@ -50,6 +50,9 @@ type Client struct {
 	dynamic dynamic.Interface
 }
 
+// ServerVersion is the API server's version ("v1.34.2").
+func (c *Client) ServerVersion() string { return c.Version }
+
 // Options choose the cluster the way Helm does: --kubeconfig (else $KUBECONFIG, else
 // ~/.kube/config) and --kube-context.
 type Options struct {

@@ -1,0 +1,275 @@
+package diff
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/live"
+)
+
+// fakeCluster answers a measurement from objects held in memory, and counts its LISTs.
+type fakeCluster struct {
+	objects   []map[string]any
+	forbidden map[string]bool // kind → LIST refused
+	notServed map[string]bool // kind → no such kind
+
+	mu    sync.Mutex
+	lists map[string]int // group/kind/namespace → LISTs
+}
+
+var fakeScopes = map[string]bool{"ConfigMap": true, "Secret": true, "Service": true, "Widget": true, "ClusterRole": false}
+
+func (f *fakeCluster) check(kind string) error {
+	if f.notServed[kind] {
+		return fmt.Errorf("%s: %w", kind, live.ErrNotServed)
+	}
+	if f.forbidden[kind] {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, "", fmt.Errorf("RBAC says no"))
+	}
+	return nil
+}
+
+func (f *fakeCluster) Namespaced(_, _, kind string) (bool, error) {
+	if f.notServed[kind] {
+		return false, live.ErrNotServed
+	}
+	return fakeScopes[kind], nil
+}
+
+func (f *fakeCluster) matching(kind, namespace string) []map[string]any {
+	var out []map[string]any
+	for _, o := range f.objects {
+		md, _ := o["metadata"].(map[string]any)
+		if o["kind"] == kind && (namespace == "" || md["namespace"] == namespace) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (f *fakeCluster) List(_ context.Context, _, _, kind, namespace string) ([]live.Meta, error) {
+	if err := f.check(kind); err != nil {
+		return nil, err
+	}
+	var metas []live.Meta
+	for _, o := range f.matching(kind, namespace) {
+		md, _ := o["metadata"].(map[string]any)
+		metas = append(metas, live.Meta{Name: md["name"].(string)})
+	}
+	return metas, nil
+}
+
+func (f *fakeCluster) ListObjects(_ context.Context, group, _, kind, namespace string) ([]map[string]any, error) {
+	f.mu.Lock()
+	if f.lists == nil {
+		f.lists = map[string]int{}
+	}
+	f.lists[group+"/"+kind+"/"+namespace]++
+	f.mu.Unlock()
+	if err := f.check(kind); err != nil {
+		return nil, err
+	}
+	return f.matching(kind, namespace), nil
+}
+
+func (f *fakeCluster) Get(_ context.Context, group, _, kind, namespace, name string) (map[string]any, error) {
+	for _, o := range f.matching(kind, namespace) {
+		if o["metadata"].(map[string]any)["name"] == name {
+			return o, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
+}
+
+func (f *fakeCluster) Resource(_, _, kind string) (string, error) { return strings.ToLower(kind) + "s", nil }
+
+func (f *fakeCluster) CRDSchema(context.Context, string, string, string) (map[string]any, error) {
+	return nil, nil
+}
+
+func (f *fakeCluster) DryRunCreate(context.Context, map[string]any, string) (map[string]any, error) {
+	return nil, fmt.Errorf("the fake cluster has no dry-run: measure offline")
+}
+
+func (f *fakeCluster) ServerVersion() string { return "v1.34.2" }
+
+// objs decodes a YAML stream into objects, as the cluster would hold them.
+func objs(t *testing.T, stream string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, doc := range strings.Split(stream, "\n---\n") {
+		var m map[string]any
+		if err := sigsyaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+const (
+	cmApp = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  namespace: apps
+data:
+  mode: fast
+  level: info`
+	cmOther = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: other
+  namespace: apps
+data:
+  a: "1"`
+	secret = `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: apps
+stringData:
+  password: chart-password`
+	liveSecret = `apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: apps
+type: Opaque
+data:
+  password: bGl2ZS1wYXNzd29yZA==`
+	widget = `apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: apps
+spec:
+  size: 1`
+)
+
+// row is one row as the table shows it: "OBJECT CLASS PATH".
+func rowsOf(rep *Report) []string {
+	var out []string
+	for _, o := range rep.Objects {
+		if o.Missing {
+			out = append(out, o.Object+" missing")
+		}
+		if o.Error != "" {
+			out = append(out, o.Object+" error")
+		}
+		for _, r := range o.Rows {
+			s := o.Object + " " + string(r.Class) + " " + r.Path
+			if r.PendingDeletion {
+				s += " pending-deletion"
+			}
+			out = append(out, s)
+		}
+	}
+	for _, p := range rep.Prune {
+		out = append(out, fmt.Sprintf("prune %s live=%v", p.Object, p.Live))
+	}
+	return out
+}
+
+// TestRun measures against a fake cluster: each case a desired (and stored) manifest, the live
+// objects, and the rows the report must hold.
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		desired, previous string
+		live              string
+		forbidden         string
+		notServed         string
+		want              []string
+		divergences       int
+		unmeasured        int
+		drift             bool
+	}{{
+		name: "in sync", desired: cmApp, live: cmApp,
+	}, {
+		name: "a value changed in the cluster", desired: cmApp,
+		live: strings.Replace(cmApp, "mode: fast", "mode: slow", 1),
+		want: []string{"ConfigMap apps/app DIFFERS data.mode"}, divergences: 1, drift: true,
+	}, {
+		name: "a key only the cluster has", desired: cmApp,
+		live: cmApp + "\n  extra: x",
+		want: []string{"ConfigMap apps/app CLUSTER-ONLY data.extra"}, divergences: 1, drift: true,
+	}, {
+		name: "an object deleted from the cluster", desired: cmApp + "\n---\n" + cmOther, live: cmApp,
+		want: []string{"ConfigMap apps/other missing", "ConfigMap apps/other CHART-ONLY (whole object)"}, divergences: 1, drift: true,
+	}, {
+		name: "a key the new render drops", desired: strings.Replace(cmApp, "\n  level: info", "", 1), previous: cmApp, live: cmApp,
+		want: []string{"ConfigMap apps/app CLUSTER-ONLY data.level pending-deletion"}, divergences: 1, drift: true,
+	}, {
+		name: "an object the new render drops", desired: cmApp, previous: cmApp + "\n---\n" + cmOther, live: cmApp + "\n---\n" + cmOther,
+		want: []string{"prune ConfigMap apps/other live=true"}, drift: true,
+	}, {
+		name: "a forbidden kind fails its objects, not the run", desired: cmApp + "\n---\n" + secret, live: cmApp, forbidden: "Secret",
+		want: []string{"Secret apps/creds error"}, unmeasured: 1,
+	}, {
+		name: "a kind not served yet: the whole object is chart-only", desired: widget, notServed: "Widget",
+		want: []string{"Widget.example.com apps/w missing", "Widget.example.com apps/w CHART-ONLY (whole object)"}, divergences: 1, drift: true,
+	}, {
+		name: "a Secret's value differs: said, never shown", desired: secret, live: liveSecret,
+		want: []string{"Secret apps/creds DIFFERS data.password"}, divergences: 1, drift: true,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &fakeCluster{forbidden: map[string]bool{tc.forbidden: tc.forbidden != ""}, notServed: map[string]bool{tc.notServed: tc.notServed != ""}}
+			if tc.live != "" {
+				cl.objects = objs(t, tc.live)
+			}
+			previous := tc.previous
+			if previous == "" {
+				previous = tc.desired
+			}
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1,
+				Desired: tc.desired, Previous: previous, Normalize: Offline, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rowsOf(rep); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if rep.Divergences != tc.divergences || rep.Unmeasured != tc.unmeasured || rep.Drift() != tc.drift {
+				t.Errorf("divergences %d, unmeasured %d, drift %v; want %d, %d, %v", rep.Divergences, rep.Unmeasured, rep.Drift(), tc.divergences, tc.unmeasured, tc.drift)
+			}
+			for k, n := range cl.lists {
+				if n != 1 {
+					t.Errorf("%d LISTs of %s: want one per kind and namespace", n, k)
+				}
+			}
+			for _, format := range append([]string{}, Formats...) {
+				var buf bytes.Buffer
+				if err := Write(&buf, []*Report{rep}, format, false); err != nil {
+					t.Fatal(err)
+				}
+				for _, secretValue := range []string{"chart-password", "live-password", "bGl2ZS1wYXNzd29yZA=="} {
+					if strings.Contains(buf.String(), secretValue) {
+						t.Errorf("-o %s prints a Secret's value %q", format, secretValue)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRunClasses counts by class what the rows say.
+func TestRunClasses(t *testing.T) {
+	cl := &fakeCluster{objects: objs(t, strings.Replace(cmApp, "mode: fast", "mode: slow", 1)+"\n  extra: x")}
+	rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: cmApp, Previous: cmApp, Normalize: Offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts[compare.Differs] != 1 || rep.Counts[compare.ClusterOnly] != 1 {
+		t.Errorf("counts %v: want one DIFFERS and one CLUSTER-ONLY", rep.Counts)
+	}
+}
