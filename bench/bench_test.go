@@ -58,7 +58,7 @@ func renderer(tb testing.TB) *postrender.Renderer {
 
 // ownersCheck is the second-owner stream check as render runs it (--owners error).
 func ownersCheck(s *manifest.Stream) error {
-	objs, err := owners.Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
-	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // corpusChart is one entry of ../shared/corpus/index.yaml.
@@ -194,7 +193,7 @@ func releaseObjects(t *testing.T, h *helmCLI, release, ns string) []*unstructure
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := owners.Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
-	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -163,7 +162,7 @@ func objectsByID(t *testing.T, text, ns string) map[string]map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := owners.Objects(st)
+	objs, err := manifest.Objects(st)
 	if err != nil {
 		t.Fatal(err)
 	}

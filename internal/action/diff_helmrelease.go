@@ -16,7 +16,6 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/manifest"
-	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // HelmReleaseTarget is one HelmRelease to diff: from the cluster, or as written in a file
@@ -56,7 +55,7 @@ func HelmReleaseFiles(files []File, namespace, only string) ([]HelmReleaseTarget
 		if err != nil {
 			return nil, &InputError{Err: fmt.Errorf("--file %s: %w", f.Name, err)}
 		}
-		objs, err := owners.Objects(st)
+		objs, err := manifest.Objects(st)
 		if err != nil {
 			return nil, &InputError{Err: fmt.Errorf("--file %s: %w", f.Name, err)}
 		}

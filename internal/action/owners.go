@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
@@ -25,7 +26,7 @@ type Owners struct {
 
 // Run runs the checks. An error means a check could not look (an unreachable cluster, a chart
 // not found): never clean.
-func (o *Owners) Run(objs []owners.Object) (*owners.Checker, []owners.Finding, error) {
+func (o *Owners) Run(objs []manifest.Object) (*owners.Checker, []owners.Finding, error) {
 	timeout := o.Kube.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
@@ -65,7 +66,7 @@ func (o *Owners) Run(objs []owners.Object) (*owners.Checker, []owners.Finding, e
 }
 
 // deep runs the deep check; cl (may be nil) is asked for what the stream does not hold.
-func (o *Owners) deep(c *owners.Checker, objs []owners.Object, cl *live.Client) ([]owners.Finding, error) {
+func (o *Owners) deep(c *owners.Checker, objs []manifest.Object, cl *live.Client) ([]owners.Finding, error) {
 	dirs, err := owners.ParseChartDirs(o.ChartDirs)
 	if err != nil {
 		return nil, err

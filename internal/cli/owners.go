@@ -97,7 +97,7 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift owners: --output %q: want text or json\n", o.output)
 		return ExitError
 	}
-	var objs []owners.Object
+	var objs []manifest.Object
 	inputs := fs.Args()
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
@@ -113,7 +113,7 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 			fmt.Fprintf(errOut, "helm-drift owners: %s: %v\n", displayName(name), err)
 			return ExitUnchecked
 		}
-		found, err := owners.Objects(s)
+		found, err := manifest.Objects(s)
 		if err != nil {
 			fmt.Fprintf(errOut, "helm-drift owners: %s: %v\n", displayName(name), err)
 			return ExitUnchecked

@@ -283,7 +283,7 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 // checkOwners runs the second-owner check on the stream: findings of severity error fail the
 // render with --owners error; with --owners warn they are reported on stderr.
 func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error {
-	objs, err := owners.Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		return err
 	}
@@ -338,18 +338,18 @@ type selfNamespaceCheck struct{ namespace, release string }
 
 // Transform reads the stream; it changes nothing.
 func (c selfNamespaceCheck) Transform(s *manifest.Stream) error {
-	objs, err := owners.Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		return err
 	}
 	named := map[string]int{}
-	var first owners.Object
+	var first manifest.Object
 	for _, ob := range objs {
 		if ob.Hook {
 			continue
 		}
 		if ob.Namespace == "" {
-			if owners.BuiltinScope(ob.APIVersion, ob.Kind) == owners.Namespaced {
+			if manifest.BuiltinScope(ob.APIVersion, ob.Kind) == manifest.Namespaced {
 				return nil // it goes into the release namespace, whatever that is
 			}
 			continue

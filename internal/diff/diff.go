@@ -243,24 +243,24 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	checker := owners.NewChecker(append(append([]owners.Object{}, desired...), previous...),
+	checker := owners.NewChecker(append(append([]manifest.Object{}, desired...), previous...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
 	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}}
 
-	prevByID := map[owners.Identity]owners.Object{}
+	prevByID := map[manifest.Identity]manifest.Object{}
 	for _, o := range previous {
 		if !o.Hook && o.Name != "" {
 			prevByID[checker.Identity(o)] = o
 		}
 	}
-	againByID := map[owners.Identity]owners.Object{}
+	againByID := map[manifest.Identity]manifest.Object{}
 	for _, o := range rerender {
 		if !o.Hook && o.Name != "" {
 			againByID[checker.Identity(o)] = o
 		}
 	}
 	var targets []*target
-	desiredIDs := map[owners.Identity]bool{}
+	desiredIDs := map[manifest.Identity]bool{}
 	for _, o := range desired {
 		if o.Hook || o.Name == "" {
 			continue
@@ -276,7 +276,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		}
 		targets = append(targets, t)
 	}
-	var pruned []owners.Object
+	var pruned []manifest.Object
 	for id, o := range prevByID {
 		if !desiredIDs[id] {
 			pruned = append(pruned, o)
@@ -377,12 +377,12 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	return rep, nil
 }
 
-func objectsOf(text, what string) ([]owners.Object, error) {
+func objectsOf(text, what string) ([]manifest.Object, error) {
 	s, err := manifest.Split([]byte(text))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	objs, err := owners.Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -391,10 +391,10 @@ func objectsOf(text, what string) ([]owners.Object, error) {
 
 // target is one desired object with what was found of it.
 type target struct {
-	ob         owners.Object
-	id         owners.Identity
-	prev       *owners.Object
-	again      *owners.Object // the same object in the second render
+	ob         manifest.Object
+	id         manifest.Identity
+	prev       *manifest.Object
+	again      *manifest.Object // the same object in the second render
 	live       map[string]any
 	serverSide bool
 }
@@ -424,12 +424,12 @@ type measure struct {
 	dryRun map[string]string // resource → why the dry-run is not used for it ("" = use it)
 }
 
-func keyOf(o owners.Object, id owners.Identity) listKey {
+func keyOf(o manifest.Object, id manifest.Identity) listKey {
 	_, version := splitAPIVersion(o.APIVersion)
 	return listKey{id.Group, version, id.Kind, id.Namespace}
 }
 
-func (m *measure) listingFor(o owners.Object, id owners.Identity) {
+func (m *measure) listingFor(o manifest.Object, id manifest.Identity) {
 	k := keyOf(o, id)
 	if m.lists[k] == nil {
 		m.lists[k] = &listing{}

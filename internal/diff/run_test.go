@@ -90,7 +90,9 @@ func (f *fakeCluster) Get(_ context.Context, group, _, kind, namespace, name str
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
 }
 
-func (f *fakeCluster) Resource(_, _, kind string) (string, error) { return strings.ToLower(kind) + "s", nil }
+func (f *fakeCluster) Resource(_, _, kind string) (string, error) {
+	return strings.ToLower(kind) + "s", nil
+}
 
 func (f *fakeCluster) CRDSchema(context.Context, string, string, string) (map[string]any, error) {
 	return nil, nil

@@ -1,5 +1,8 @@
 // Package manifest is the only place where a rendered manifest stream is split into documents,
-// parsed and written back.
+// parsed and written back, and where its objects are read: their identity (group, kind,
+// namespace, name, with a fast line scanner for the common case that agrees with the parser
+// wherever it claims certainty), their kind's scope (a CRD in the stream, the built-in data,
+// else a resolver such as the cluster) and their place for messages.
 //
 // It owns one promise: a document that no transform changes comes back byte-for-byte, its
 // separator line, `# Source:` comment, key order, quoting, comments, trailing spaces, line

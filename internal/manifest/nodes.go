@@ -104,25 +104,26 @@ func KindName(n *yaml.Node) string {
 	return "not a mapping"
 }
 
-// Object is one Kubernetes object of a document: the document itself, or an item of a List.
-type Object struct {
+// Item is one Kubernetes object of a document's node: the document itself, or an item of a
+// List.
+type Item struct {
 	Node *yaml.Node
 	Item int // -1: the document itself
 }
 
-// Objects returns the objects a document holds: the items of a List kind (which Helm applies
-// one by one), or the document itself.
-func Objects(root *yaml.Node) []Object {
+// Items returns the objects a document's node holds: the items of a List kind (which Helm
+// applies one by one), or the document itself.
+func Items(root *yaml.Node) []Item {
 	if kind := Scalar(root, "kind"); kind == "List" || (strings.HasSuffix(kind, "List") && Lookup(root, "items") != nil) {
 		items := Deref(Lookup(root, "items"))
 		if items == nil || items.Kind != yaml.SequenceNode {
 			return nil
 		}
-		objs := make([]Object, 0, len(items.Content))
+		objs := make([]Item, 0, len(items.Content))
 		for i, it := range items.Content {
-			objs = append(objs, Object{Node: it, Item: i})
+			objs = append(objs, Item{Node: it, Item: i})
 		}
 		return objs
 	}
-	return []Object{{Node: root, Item: -1}}
+	return []Item{{Node: root, Item: -1}}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 // Cluster is what the cluster check reads: kind scopes and live objects' metadata, one LIST
@@ -19,21 +20,21 @@ type Cluster interface {
 // clusterScopes adapts a Cluster to a ScopeResolver.
 type clusterScopes struct{ c Cluster }
 
-func (s clusterScopes) Scope(group, version, kind string) (Scope, error) {
+func (s clusterScopes) Scope(group, version, kind string) (manifest.Scope, error) {
 	namespaced, err := s.c.Namespaced(group, version, kind)
 	switch {
 	case errors.Is(err, live.ErrNotServed):
-		return Unknown, nil
+		return manifest.Unknown, nil
 	case err != nil:
-		return Unknown, err
+		return manifest.Unknown, err
 	case namespaced:
-		return Namespaced, nil
+		return manifest.Namespaced, nil
 	}
-	return ClusterScoped, nil
+	return manifest.ClusterScoped, nil
 }
 
 // ClusterScopes lets a Checker ask the cluster the scope of kinds it does not know.
-func ClusterScopes(c Cluster) ScopeResolver { return clusterScopes{c} }
+func ClusterScopes(c Cluster) manifest.ScopeResolver { return clusterScopes{c} }
 
 // The labels and annotations by which Helm and Flux mark what they own.
 const (
@@ -51,12 +52,12 @@ const (
 // or an older release that keeps them (helm.sh/resource-policy: keep). It reads with one LIST
 // per kind and namespace. A kind the cluster does not serve yet has no live objects. An error
 // means the check could not look; it never reports clean then.
-func (c *Checker) Cluster(ctx context.Context, objs []Object, cl Cluster) ([]Finding, error) {
+func (c *Checker) Cluster(ctx context.Context, objs []manifest.Object, cl Cluster) ([]Finding, error) {
 	if c.opts.Release == "" {
 		return nil, errors.New("the cluster check needs the release name (--release): it tells this release's objects from another's")
 	}
 	type listKey struct{ group, version, kind, namespace string }
-	byList := map[listKey][]Object{}
+	byList := map[listKey][]manifest.Object{}
 	var order []listKey
 	for _, o := range objs {
 		if o.Hook || o.Name == "" {
@@ -100,7 +101,7 @@ func (c *Checker) Cluster(ctx context.Context, objs []Object, cl Cluster) ([]Fin
 }
 
 // liveFinding decides whether a live object of the same identity has another owner.
-func (c *Checker) liveFinding(o Object, m live.Meta) (Finding, bool) {
+func (c *Checker) liveFinding(o manifest.Object, m live.Meta) (Finding, bool) {
 	id := c.Identity(o)
 	rel, relNS := m.Annotations[annotationRelease], m.Annotations[annotationReleaseNS]
 	ours := rel == c.opts.Release && relNS == c.opts.Namespace && m.Labels[labelManagedBy] == "Helm"
@@ -140,7 +141,7 @@ func (c *Checker) liveFinding(o Object, m live.Meta) (Finding, bool) {
 }
 
 // kubectlRef names an object for kubectl: "configmap.v1... -n ns name" style arguments.
-func kubectlRef(id Identity) string {
+func kubectlRef(id manifest.Identity) string {
 	kind := strings.ToLower(id.Kind)
 	if id.Group != "" {
 		kind += "." + id.Group

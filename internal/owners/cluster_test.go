@@ -104,7 +104,7 @@ metadata:
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ metadata:
 
 func TestClusterErrors(t *testing.T) {
 	s, _ := manifest.Split([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"))
-	objs, _ := Objects(s)
+	objs, _ := manifest.Objects(s)
 	if _, err := NewChecker(objs, Options{Namespace: "apps"}).Cluster(context.Background(), objs, &fakeCluster{}); err == nil || !strings.Contains(err.Error(), "--release") {
 		t.Errorf("no release: %v", err)
 	}

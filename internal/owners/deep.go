@@ -47,7 +47,7 @@ var ErrCouldNotCheck = errors.New("could not check")
 // (its source, its values and valuesFrom resolved from the stream or the cluster) and finds
 // objects rendered by two releases, or by a release and the stream itself. Values, Secret
 // ones included, are only ever handed to the chart: no finding or error quotes them.
-func (c *Checker) Deep(ctx context.Context, objs []Object, o DeepOptions) ([]Finding, error) {
+func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOptions) ([]Finding, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
@@ -59,9 +59,9 @@ func (c *Checker) Deep(ctx context.Context, objs []Object, o DeepOptions) ([]Fin
 		owner string
 		where string
 	}
-	owners := map[Identity][]owned{}
-	var order []Identity
-	add := func(id Identity, owner, where string) {
+	owners := map[manifest.Identity][]owned{}
+	var order []manifest.Identity
+	add := func(id manifest.Identity, owner, where string) {
 		for _, ow := range owners[id] {
 			if ow.owner == owner {
 				return // one release rendering an object twice is the stream check's business
@@ -96,7 +96,7 @@ func (c *Checker) Deep(ctx context.Context, objs []Object, o DeepOptions) ([]Fin
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: its chart rendered a stream that cannot be read: %v", ErrCouldNotCheck, name, err)
 		}
-		robjs, err := Objects(s)
+		robjs, err := manifest.Objects(s)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: its chart rendered a stream that cannot be read: %v", ErrCouldNotCheck, name, err)
 		}
@@ -154,7 +154,7 @@ func (w wrapped) Get(ctx context.Context, group, version, kind, namespace, name 
 	return m, nil
 }
 
-func (d *deep) remember(o Object) {
+func (d *deep) remember(o manifest.Object) {
 	switch o.Kind {
 	case "OCIRepository", "HelmRepository", "ConfigMap", "Secret":
 		d.stream.Add(o.Group(), o.Kind, d.c.Identity(o).Namespace, o.Name, o.Decode)
@@ -164,7 +164,7 @@ func (d *deep) remember(o Object) {
 // render renders a HelmRelease's chart as helm-controller would (internal/fluxrelease, offline:
 // lookup answers nothing) and returns the manifests, the chart's crds/ first, and the release
 // namespace.
-func (d *deep) render(ctx context.Context, o Object, hrNS string) ([]byte, string, error) {
+func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]byte, string, error) {
 	obj, err := o.Decode()
 	if err != nil {
 		return nil, "", err
@@ -202,7 +202,7 @@ func (d *deep) render(ctx context.Context, o Object, hrNS string) ([]byte, strin
 // chart finds the HelmRelease's chart: a --chart-dir, else its source read the way
 // fluxrelease reads it (from the source's registry or repository when the source, from the
 // stream, has no artifact).
-func (d *deep) chart(ctx context.Context, o Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
+func (d *deep) chart(ctx context.Context, o manifest.Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
 	var chartName string
 	if hr.Spec.Chart != nil {
 		chartName = hr.Spec.Chart.Spec.Chart

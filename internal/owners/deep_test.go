@@ -53,7 +53,7 @@ func deepCheck(t *testing.T, stream string, dirs map[string]string) ([]Finding, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := Objects(s)
+	objs, err := manifest.Objects(s)
 	if err != nil {
 		t.Fatal(err)
 	}

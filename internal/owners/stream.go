@@ -19,99 +19,33 @@ type Options struct {
 	// checks, required for the cluster check).
 	Release string
 	// Scopes answers kinds that neither the built-in data nor a CRD in the stream knows.
-	Scopes ScopeResolver
+	Scopes manifest.ScopeResolver
 	// Severity of the findings (default error).
 	Severity Severity
 }
 
-// Checker holds what the checks learn about a stream's objects.
+// Checker holds what the checks learn about a stream's objects: their identities (with the
+// Notes of kinds assumed namespaced) and the options.
 type Checker struct {
-	opts    Options
-	crds    map[[2]string]Scope // group/kind → scope, from CRDs in the stream
-	scopes  map[[2]string]Scope // apiVersion/kind → scope, as decided once
-	assumed map[string]bool     // kinds assumed namespaced
-	// Notes are things the user should know that are not findings.
-	Notes []string
+	*manifest.Identifier
+	opts Options
 }
 
 // NewChecker returns a checker for objs (the objects of one stream).
-func NewChecker(objs []Object, opts Options) *Checker {
+func NewChecker(objs []manifest.Object, opts Options) *Checker {
 	if opts.Severity == "" {
 		opts.Severity = SeverityError
 	}
-	c := &Checker{opts: opts, crds: map[[2]string]Scope{}, scopes: map[[2]string]Scope{}, assumed: map[string]bool{}}
-	for _, o := range objs {
-		if o.Kind != "CustomResourceDefinition" || o.Group() != "apiextensions.k8s.io" {
-			continue
-		}
-		n, err := o.Parsed()
-		if err != nil {
-			continue
-		}
-		spec := manifest.Lookup(n, "spec")
-		scope := Namespaced
-		if manifest.Scalar(spec, "scope") == "Cluster" {
-			scope = ClusterScoped
-		}
-		c.crds[[2]string{manifest.Scalar(spec, "group"), manifest.Scalar(manifest.Lookup(spec, "names"), "kind")}] = scope
-	}
-	return c
-}
-
-// Identity returns the object's identity: group made canonical, namespace defaulted to the
-// release namespace for namespaced kinds and dropped for cluster-scoped ones.
-func (c *Checker) Identity(o Object) Identity {
-	group := CanonicalGroup(o.Group(), o.Kind)
-	id := Identity{Group: group, Kind: o.Kind, Name: o.Name, Namespace: o.Namespace}
-	switch c.scope(o) {
-	case ClusterScoped:
-		id.Namespace = ""
-	default:
-		if id.Namespace == "" {
-			id.Namespace = c.opts.Namespace
-		}
-	}
-	return id
-}
-
-func (c *Checker) scope(o Object) Scope {
-	key := [2]string{o.APIVersion, o.Kind}
-	if s, ok := c.scopes[key]; ok {
-		return s
-	}
-	s := c.resolveScope(o)
-	c.scopes[key] = s
-	return s
-}
-
-func (c *Checker) resolveScope(o Object) Scope {
-	group := CanonicalGroup(o.Group(), o.Kind)
-	if s, ok := c.crds[[2]string{group, o.Kind}]; ok {
-		return s
-	}
-	if s := builtinScope(o.APIVersion, o.Kind); s != Unknown {
-		return s
-	}
-	if c.opts.Scopes != nil {
-		_, version, _ := strings.Cut(o.APIVersion, "/")
-		if s, err := c.opts.Scopes.Scope(group, version, o.Kind); err == nil && s != Unknown {
-			return s
-		}
-	}
-	if kg := o.Kind + "." + group; !c.assumed[kg] {
-		c.assumed[kg] = true
-		c.Notes = append(c.Notes, fmt.Sprintf("kind %s (%s) is not a built-in kind and no CRD for it is in the stream or the cluster: treated as namespaced", o.Kind, o.APIVersion))
-	}
-	return Namespaced
+	return &Checker{Identifier: manifest.NewIdentifier(objs, opts.Namespace, opts.Scopes), opts: opts}
 }
 
 // Stream finds, within one stream, documents that are one object and HelmReleases that write
 // one Helm release. Hooks are left out: a hook and a template of one identity are two
 // lifecycles, and Helm 4 hands both to a post-renderer.
-func (c *Checker) Stream(objs []Object) []Finding {
-	first := make(map[Identity]int, len(objs))
-	dups := map[Identity][]int{} // only identities seen more than once
-	var order []Identity
+func (c *Checker) Stream(objs []manifest.Object) []Finding {
+	first := make(map[manifest.Identity]int, len(objs))
+	dups := map[manifest.Identity][]int{} // only identities seen more than once
+	var order []manifest.Identity
 	for i, o := range objs {
 		if o.Hook || o.Name == "" {
 			continue
@@ -154,13 +88,13 @@ type Target struct {
 
 type helmRelease struct {
 	Target
-	obj Object
+	obj manifest.Object
 }
 
-func (c *Checker) twoWriters(objs []Object) []Finding {
+func (c *Checker) twoWriters(objs []manifest.Object) []Finding {
 	byRelease := map[[2]string][]helmRelease{}
 	var order [][2]string
-	seen := map[Identity]bool{}
+	seen := map[manifest.Identity]bool{}
 	for _, o := range objs {
 		if o.Kind != flux.HelmReleaseKind || o.Group() != flux.HelmReleaseGroup || o.Node == nil {
 			continue

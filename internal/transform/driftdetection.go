@@ -75,7 +75,7 @@ func (f *DriftDetection) Transform(s *manifest.Stream) error {
 			continue
 		}
 		changed := false
-		for _, obj := range manifest.Objects(root.YNode()) {
+		for _, obj := range manifest.Items(root.YNode()) {
 			c, err := f.apply(d, obj, matched)
 			if err != nil {
 				return err
@@ -99,7 +99,7 @@ func (f *DriftDetection) Transform(s *manifest.Stream) error {
 }
 
 // apply decides for one object and sets its driftDetection; it reports whether it changed it.
-func (f *DriftDetection) apply(d *manifest.Document, o manifest.Object, matched []int) (bool, error) {
+func (f *DriftDetection) apply(d *manifest.Document, o manifest.Item, matched []int) (bool, error) {
 	obj := o.Node
 	if manifest.Deref(obj) == nil || manifest.Deref(obj).Kind != yaml.MappingNode || manifest.Scalar(obj, "kind") != "HelmRelease" {
 		return false, nil

@@ -368,7 +368,7 @@ func chartFromLabels(st *manifest.Stream) (string, string, error) {
 		if root == nil || root.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		for _, o := range manifest.Objects(root.YNode()) {
+		for _, o := range manifest.Items(root.YNode()) {
 			if v := manifest.StringMap(manifest.Lookup(manifest.Lookup(o.Node, "metadata"), "labels"))["helm.sh/chart"]; v != "" {
 				seen[v] = true
 			}

@@ -1,4 +1,4 @@
-package owners
+package manifest
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
-
-	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 // Identity is what makes two manifests one object in the cluster. Version is not part of it:
@@ -35,7 +33,7 @@ func (id Identity) String() string {
 // Object is one object found in a stream.
 type Object struct {
 	// Doc is the document it came from; Item its position in a List (-1: the document).
-	Doc  *manifest.Document
+	Doc  *Document
 	Item int
 	// APIVersion, Kind, Name and Namespace as written (Namespace may be empty).
 	APIVersion, Kind, Name, Namespace string
@@ -118,7 +116,7 @@ var hookBytes = []byte("helm.sh/hook")
 //
 // Large streams are read by one goroutine per CPU, each over its own run of documents; the
 // result keeps the stream's order.
-func Objects(s *manifest.Stream) ([]Object, error) {
+func Objects(s *Stream) ([]Object, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if len(s.Docs) < parallelDocs || workers < 2 {
 		return objectsOf(s.Docs)
@@ -145,7 +143,7 @@ func Objects(s *manifest.Stream) ([]Object, error) {
 // parallelDocs is the stream size from which Objects reads with several goroutines.
 const parallelDocs = 2000
 
-func objectsOf(docs []*manifest.Document) ([]Object, error) {
+func objectsOf(docs []*Document) ([]Object, error) {
 	objs := make([]Object, 0, len(docs))
 	intern := map[string]string{}
 	for _, d := range docs {
@@ -163,20 +161,20 @@ func objectsOf(docs []*manifest.Document) ([]Object, error) {
 		if root == nil || root.YNode().Kind != yaml.MappingNode {
 			continue
 		}
-		for _, it := range manifest.Objects(root.YNode()) {
+		for _, it := range Items(root.YNode()) {
 			n := it.Node
-			if manifest.Deref(n) == nil || manifest.Deref(n).Kind != yaml.MappingNode {
+			if Deref(n) == nil || Deref(n).Kind != yaml.MappingNode {
 				continue
 			}
-			meta := manifest.Lookup(n, "metadata")
+			meta := Lookup(n, "metadata")
 			o := Object{
 				Doc: d, Item: it.Item, Node: n,
-				APIVersion: manifest.Scalar(n, "apiVersion"),
-				Kind:       manifest.Scalar(n, "kind"),
-				Name:       manifest.Scalar(meta, "name"),
-				Namespace:  manifest.Scalar(meta, "namespace"),
+				APIVersion: Scalar(n, "apiVersion"),
+				Kind:       Scalar(n, "kind"),
+				Name:       Scalar(meta, "name"),
+				Namespace:  Scalar(meta, "namespace"),
 			}
-			_, o.Hook = manifest.StringMap(manifest.Lookup(meta, "annotations"))["helm.sh/hook"]
+			_, o.Hook = StringMap(Lookup(meta, "annotations"))["helm.sh/hook"]
 			if o.Kind != "" {
 				objs = append(objs, o)
 			}
@@ -190,7 +188,7 @@ func objectsOf(docs []*manifest.Document) ([]Object, error) {
 // document holds anything it cannot read with certainty, or a helm.sh/hook annotation; then
 // the caller parses it. An empty or comment-only document gives ok and an Object without
 // Kind. intern holds the apiVersion and kind strings already seen, so each is allocated once.
-func scan(d *manifest.Document, intern map[string]string) (Object, bool) {
+func scan(d *Document, intern map[string]string) (Object, bool) {
 	o := Object{Doc: d, Item: -1}
 	body := bytes.TrimPrefix(d.Body, []byte{0xEF, 0xBB, 0xBF})
 	if len(d.Sep) > 0 {

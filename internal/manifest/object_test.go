@@ -1,4 +1,4 @@
-package owners
+package manifest
 
 import (
 	"os"
@@ -6,21 +6,19 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 // parsed reads the identity fields of a document with the full parser only.
-func parsed(t *testing.T, d *manifest.Document) (Object, bool) {
+func parsed(t *testing.T, d *Document) (Object, bool) {
 	t.Helper()
 	root, err := d.Node()
 	if err != nil || root == nil {
 		return Object{}, false
 	}
 	n := root.YNode()
-	meta := manifest.Lookup(n, "metadata")
-	return Object{Doc: d, Item: -1, APIVersion: manifest.Scalar(n, "apiVersion"), Kind: manifest.Scalar(n, "kind"),
-		Name: manifest.Scalar(meta, "name"), Namespace: manifest.Scalar(meta, "namespace")}, true
+	meta := Lookup(n, "metadata")
+	return Object{Doc: d, Item: -1, APIVersion: Scalar(n, "apiVersion"), Kind: Scalar(n, "kind"),
+		Name: Scalar(meta, "name"), Namespace: Scalar(meta, "namespace")}, true
 }
 
 // TestScanAgreesWithParser: wherever the line scanner claims certainty, it reads what the
@@ -46,7 +44,7 @@ func TestScanAgreesWithParser(t *testing.T) {
 		inputs[f] = string(data)
 	}
 	for name, in := range inputs {
-		s, err := manifest.Split([]byte(in))
+		s, err := Split([]byte(in))
 		if err != nil {
 			continue
 		}
@@ -69,7 +67,7 @@ func TestScanAgreesWithParser(t *testing.T) {
 }
 
 func TestIdentityScopes(t *testing.T) {
-	c := NewChecker(nil, Options{Namespace: "rel"})
+	c := NewIdentifier(nil, "rel", nil)
 	tests := []struct {
 		apiVersion, kind, ns string
 		want                 Identity
