@@ -8,27 +8,22 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
-// TestBadInput runs every case under testdata/bad: args (one per line; {{dir}} is the case
+// TestBadInput runs every case under testdata/<command>/bad: args (one per line; {{dir}} is the case
 // directory), input on stdin (none: an empty stdin), and want: "exit N" and a regular
 // expression the stderr must match. No case may write to stdout: a failing render writes
 // nothing, and the others report on stderr.
 func TestBadInput(t *testing.T) {
-	cases, err := filepath.Glob("../../testdata/bad/*")
-	if err != nil || len(cases) < 40 {
-		t.Fatalf("want at least 40 cases, found %d (%v)", len(cases), err)
+	cases := golden.BadCases(t)
+	if len(cases) < 40 {
+		t.Fatalf("want at least 40 cases, found %d", len(cases))
 	}
 	for _, dir := range cases {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join(dir, "args"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var args []string
-			for _, a := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-				args = append(args, strings.ReplaceAll(a, "{{dir}}", dir))
-			}
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(dir)))+"/"+filepath.Base(dir), func(t *testing.T) {
+			args := golden.Args(t, dir)
 			want, err := os.ReadFile(filepath.Join(dir, "want"))
 			if err != nil {
 				t.Fatal(err)

@@ -7,40 +7,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
 // TestOwnersGolden runs every case under testdata/owners: args (one per line) and input.yaml
 // (on stdin) go in; output.txt holds stdout, stderr and the exit code.
 func TestOwnersGolden(t *testing.T) {
-	cases, err := filepath.Glob("../../testdata/owners/*")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, dir := range cases {
+	for _, dir := range golden.Cases(t, "owners") {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			args := []string{"owners"}
-			if raw, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
-				for _, a := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-					if a != "" {
-						args = append(args, a)
-					}
-				}
-			}
 			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var stdout, stderr bytes.Buffer
-			code := Run(args, bytes.NewReader(input), &stdout, &stderr)
-			got := fmt.Sprintf("%s--- stderr\n%s--- exit %d\n", stdout.String(), stderr.String(), code)
-			path := filepath.Join(dir, "output.txt")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			compareGolden(t, path, got)
+			code := Run(golden.Args(t, dir, "owners"), bytes.NewReader(input), &stdout, &stderr)
+			golden.Check(t, filepath.Join(dir, "output.txt"), fmt.Sprintf("%s--- stderr\n%s--- exit %d\n", stdout.String(), stderr.String(), code))
 		})
 	}
 }

@@ -2,35 +2,21 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestRenderGolden runs every case under testdata/render: args (one per line, {{dir}} is the
 // case directory) and input.yaml go in; expected.yaml (stdout; warnings.txt for stderr) or
 // errors.txt (stderr, and then stdout must be empty) come out.
 func TestRenderGolden(t *testing.T) {
-	cases, err := filepath.Glob("../../testdata/render/*")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, dir := range cases {
+	for _, dir := range golden.Cases(t, "render") {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			args := []string{"render"}
-			if raw, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
-				for _, a := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
-					if a != "" {
-						args = append(args, strings.ReplaceAll(a, "{{dir}}", dir))
-					}
-				}
-			}
+			args := golden.Args(t, dir, "render")
 			input, err := os.ReadFile(filepath.Join(dir, "input.yaml"))
 			if err != nil {
 				t.Fatal(err)
@@ -38,70 +24,51 @@ func TestRenderGolden(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := Run(args, bytes.NewReader(input), &stdout, &stderr)
 			errText := strings.ReplaceAll(stderr.String(), dir, "{{dir}}")
-			failed := exists(filepath.Join(dir, "errors.txt"))
-			if *update {
-				writeGolden(t, dir, code, stdout.Bytes(), errText)
+			if golden.Updating() {
+				writeGolden(t, dir, code, stdout.String(), errText)
 				return
 			}
-			if failed {
+			if exists(filepath.Join(dir, "errors.txt")) {
 				if code != ExitError {
 					t.Errorf("exit code %d, want %d", code, ExitError)
 				}
 				if stdout.Len() != 0 {
 					t.Errorf("render failed but wrote %d bytes to stdout", stdout.Len())
 				}
-				compareGolden(t, filepath.Join(dir, "errors.txt"), errText)
+				golden.Check(t, filepath.Join(dir, "errors.txt"), errText)
 				return
 			}
 			if code != ExitOK {
 				t.Fatalf("exit code %d, stderr:\n%s", code, errText)
 			}
-			compareGolden(t, filepath.Join(dir, "expected.yaml"), stdout.String())
-			compareGolden(t, filepath.Join(dir, "warnings.txt"), errText)
+			golden.Check(t, filepath.Join(dir, "expected.yaml"), stdout.String())
+			golden.Check(t, filepath.Join(dir, "warnings.txt"), errText)
 		})
 	}
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-func compareGolden(t *testing.T, path, got string) {
+// writeGolden writes a render case's outcome: errors.txt when it failed, else expected.yaml
+// and warnings.txt.
+func writeGolden(t *testing.T, dir string, code int, stdout, stderr string) {
 	t.Helper()
-	want, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", filepath.Base(path), diff)
-	}
-}
-
-func writeGolden(t *testing.T, dir string, code int, stdout []byte, stderr string) {
-	t.Helper()
-	write := func(name string, data []byte) {
-		p := filepath.Join(dir, name)
-		if len(data) == 0 {
-			os.Remove(p)
-			return
+	failed := code != ExitOK
+	pick := func(ok bool, s string) string {
+		if ok {
+			return s
 		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		return ""
 	}
-	if code != ExitOK {
-		write("errors.txt", []byte(stderr))
-		write("expected.yaml", nil)
-		write("warnings.txt", nil)
-		return
-	}
-	write("errors.txt", nil)
-	write("expected.yaml", stdout)
-	write("warnings.txt", []byte(stderr))
+	golden.Write(t, filepath.Join(dir, "errors.txt"), pick(failed, stderr))
+	golden.Write(t, filepath.Join(dir, "expected.yaml"), pick(!failed, stdout))
+	golden.Write(t, filepath.Join(dir, "warnings.txt"), pick(!failed, stderr))
 }
 
 // TestRenderUntouchedIsIdentical: with rules that select nothing in a document, every other
 // document is byte-identical; with no rules at all, the whole stream is.
 func TestRenderUntouchedIsIdentical(t *testing.T) {
-	input, err := os.ReadFile("../../testdata/render/select-by-name/input.yaml")
+	input, err := os.ReadFile(filepath.Join(golden.Root(), "render", "select-by-name", "input.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
 // TestDefaultHookImage: a released build (a version and an image repository stamped) renders
 // the resumer Job from its own image when --self-hook-image is not given; a pre-release or a
 // build without a repository has no default and says so.
 func TestDefaultHookImage(t *testing.T) {
-	input, err := os.ReadFile("../../testdata/render/self-job/input.yaml")
+	input, err := os.ReadFile(filepath.Join(golden.Root(), "render", "self-job", "input.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,13 @@ package diff
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // sample is a report with one row of each kind the formats print differently.
 func sample() *Report {
@@ -43,17 +40,7 @@ func TestWriteGolden(t *testing.T) {
 			if err := Write(&b, []*Report{sample()}, format, false); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "report."+format)
-			if *update {
-				os.WriteFile(golden, b.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/diff -update)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("-o %s:\n%s\nwant:\n%s", format, b.String(), want)
-			}
+			golden.Check(t, filepath.Join(golden.Root(), "diff", "format", "report."+format), b.String())
 		})
 	}
 }
