@@ -113,7 +113,7 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.self.ResumerTimeout, "self-resumer-timeout", "", "with --self-bracket job: how long the resumer waits for the revision to be deployed before it gives up without resuming (default 10m)")
 	fs.BoolVar(&o.self.Guard, "self-guard", true, "with --self: render the CLI guard, a ValidatingAdmissionPolicy denying new revisions of the release to anyone but helm-controller's writer (the --self-service-account, else --self-controller-identity), so the Helm CLI is day-0 only; false leaves the CLI able to write revisions helm-controller then reverts")
 	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", transform.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
-	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that `helm drift self resume` ends)")
+	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that \"helm drift self resume\" ends)")
 	o.kube.BindFlags(fs)
 }
 

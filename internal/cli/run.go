@@ -64,6 +64,8 @@ func Run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return runComplete(args[1:], in, out, errOut)
 	case "__completion-yaml": // writes completion.yaml (hidden)
 		return runCompletionYAML(args[1:], in, out, errOut)
+	case "__flags-md": // writes docs/flags.md (hidden)
+		return runFlagsMD(args[1:], in, out, errOut)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
