@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,19 +24,15 @@ type SelfState struct {
 	Warning string
 }
 
-// Bracket asks the cluster of Kube for the self state of release in namespace: the
+// Bracket asks the cluster of conn for the self state of release in namespace: the
 // HelmRelease is rendered suspended on an install, whenever it does not exist in the cluster
 // yet and while it is suspended there (a CLI write during the bracket keeps it open); an
 // unreachable cluster is the safe side (suspended, with a warning). Flux CRDs absent from a
 // cluster that answers is an error, and so is the guard on a cluster that cannot enforce it.
-func Bracket(kube KubeOptions, namespace, release string, install, guard bool) (SelfState, error) {
-	timeout := kube.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*timeout)
+func Bracket(conn *Connection, namespace, release string, install, guard bool) (SelfState, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*conn.timeout())
 	defer cancel()
-	cfg, err := NewConfiguration(kube, nil)
+	cfg, err := conn.Configuration()
 	if err != nil {
 		return lookupFailed(namespace, release, err), nil
 	}

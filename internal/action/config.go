@@ -217,3 +217,28 @@ func (c *Configuration) Connect(ctx context.Context) error {
 	_, err := c.Live(ctx)
 	return err
 }
+
+// Connection is a run's cluster, configured at most once however many of the run's steps ask
+// for it (render --self --cluster asks twice: the bracket lookup and the owners check).
+type Connection struct {
+	// Options choose the cluster.
+	Options KubeOptions
+
+	once sync.Once
+	cfg  *Configuration
+	err  error
+}
+
+// Configuration returns the run's one configuration, made on the first call.
+func (c *Connection) Configuration() (*Configuration, error) {
+	c.once.Do(func() { c.cfg, c.err = NewConfiguration(c.Options, nil) })
+	return c.cfg, c.err
+}
+
+// timeout is the longest one request may take.
+func (c *Connection) timeout() time.Duration {
+	if c.Options.Timeout == 0 {
+		return 30 * time.Second
+	}
+	return c.Options.Timeout
+}

@@ -195,18 +195,19 @@ type DiffUpgrade struct {
 	ForceConflicts, Force, TakeOwnership bool
 	// CountUnstable counts as drift the fields on which the two renders disagree.
 	CountUnstable bool
-	// ManifestOnly renders and measures nothing: UpgradeResult.Manifest only.
+	// ManifestOnly renders and measures nothing: Result.Manifest only.
 	ManifestOnly bool
 }
 
-// UpgradeResult is a DiffUpgrade's outcome: the report, or with ManifestOnly the manifest.
-type UpgradeResult struct {
+// Result is a diff verb's outcome for one release: the report and the manifest it measured
+// (with ManifestOnly, the manifest only).
+type Result struct {
 	Report   *diff.Report
 	Manifest string
 }
 
 // Run renders the upgrade of the release and measures it.
-func (d *DiffUpgrade) Run(ctx context.Context) (*UpgradeResult, error) {
+func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	name, ns := d.Spec.Release, d.Spec.Namespace
 	cfg, err := d.Config.Helm3(ns)
 	if err != nil {
@@ -235,7 +236,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*UpgradeResult, error) {
 		return nil, err
 	}
 	if d.ManifestOnly {
-		return &UpgradeResult{Manifest: first}, nil
+		return &Result{Manifest: first}, nil
 	}
 	cl, err := d.Config.Live(ctx)
 	if err != nil {
@@ -247,7 +248,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*UpgradeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &UpgradeResult{Report: rep, Manifest: first}, nil
+	return &Result{Report: rep, Manifest: first}, nil
 }
 
 // chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4

@@ -102,15 +102,8 @@ type DiffHelmRelease struct {
 	Measure
 	// PlainHTTP reaches a source's registry over plain HTTP.
 	PlainHTTP bool
-	// ManifestOnly renders and measures nothing: HelmReleaseResult.Manifest only.
+	// ManifestOnly renders and measures nothing: Result.Manifest only.
 	ManifestOnly bool
-}
-
-// HelmReleaseResult is a DiffHelmRelease's outcome: the report, or with ManifestOnly the
-// manifest.
-type HelmReleaseResult struct {
-	Report   *diff.Report
-	Manifest string
 }
 
 // Get reads HelmRelease namespace/name from the cluster.
@@ -131,13 +124,9 @@ func (d *DiffHelmRelease) Get(ctx context.Context, namespace, name string) (Helm
 
 // List reads the HelmReleases of namespace ("" for every namespace) from the cluster.
 func (d *DiffHelmRelease) List(ctx context.Context, namespace string) ([]HelmReleaseTarget, error) {
-	cl, err := d.Config.Live(ctx)
+	objs, err := listHelmReleases(ctx, d.Config, namespace)
 	if err != nil {
 		return nil, err
-	}
-	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace)
-	if err != nil {
-		return nil, fmt.Errorf("listing HelmReleases: %w", err)
 	}
 	targets := make([]HelmReleaseTarget, 0, len(objs))
 	for _, m := range objs {
@@ -163,7 +152,7 @@ func (d *DiffHelmRelease) connect(ctx context.Context, targets []HelmReleaseTarg
 }
 
 // Run renders t as helm-controller would and measures the render against the cluster.
-func (d *DiffHelmRelease) Run(ctx context.Context, t HelmReleaseTarget) (*HelmReleaseResult, error) {
+func (d *DiffHelmRelease) Run(ctx context.Context, t HelmReleaseTarget) (*Result, error) {
 	if err := d.connect(ctx, []HelmReleaseTarget{t}); err != nil {
 		return nil, err
 	}
@@ -188,7 +177,7 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	return s, nil
 }
 
-func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*HelmReleaseResult, error) {
+func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result, error) {
 	cl, err := d.Config.Live(ctx)
 	if err != nil {
 		return nil, err
@@ -246,7 +235,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*HelmRe
 	}
 	r.Source = src
 	if d.ManifestOnly {
-		return &HelmReleaseResult{Manifest: r.Manifest}, nil
+		return &Result{Manifest: r.Manifest}, nil
 	}
 	next := fluxrelease.NextReconcile(hr, last, r)
 	var ignore []flux.IgnoreRule
@@ -272,5 +261,5 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*HelmRe
 	if err != nil {
 		return nil, err
 	}
-	return &HelmReleaseResult{Report: rep, Manifest: r.Manifest}, nil
+	return &Result{Report: rep, Manifest: r.Manifest}, nil
 }

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"github.com/helm-drift/helm-drift/internal/flux"
@@ -31,11 +32,7 @@ func ReleaseNames(cfg *Configuration, namespace string) ([]string, error) {
 
 // HelmReleaseNames lists the names of the Flux HelmReleases of namespace ("" for all), sorted.
 func HelmReleaseNames(ctx context.Context, cfg *Configuration, namespace string) ([]string, error) {
-	cl, err := cfg.Live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace)
+	objs, err := listHelmReleases(ctx, cfg, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -48,4 +45,17 @@ func HelmReleaseNames(ctx context.Context, cfg *Configuration, namespace string)
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// listHelmReleases lists the Flux HelmReleases of namespace ("" for all), whole.
+func listHelmReleases(ctx context.Context, cfg *Configuration, namespace string) ([]map[string]any, error) {
+	cl, err := cfg.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := cl.ListObjects(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("listing HelmReleases: %w", err)
+	}
+	return objs, nil
 }

@@ -15,9 +15,9 @@ import (
 type Owners struct {
 	// Options are the checker's: the release, its namespace, the severity.
 	Options owners.Options
-	// Cluster also checks the live objects; Kube chooses the cluster.
+	// Cluster also checks the live objects of Kube's cluster.
 	Cluster bool
-	Kube    KubeOptions
+	Kube    *Connection
 	// Deep renders each HelmRelease's chart; ChartDirs maps a HelmRelease or chart to a local
 	// chart (NAME=DIR).
 	Deep      bool
@@ -27,15 +27,12 @@ type Owners struct {
 // Run runs the checks. An error means a check could not look (an unreachable cluster, a chart
 // not found): never clean.
 func (o *Owners) Run(objs []manifest.Object) (*owners.Checker, []owners.Finding, error) {
-	timeout := o.Kube.Timeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
+	timeout := o.Kube.timeout()
 	var cl *live.Client
 	if o.Cluster {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*timeout)
 		defer cancel()
-		cfg, err := NewConfiguration(o.Kube, nil)
+		cfg, err := o.Kube.Configuration()
 		if err == nil {
 			cl, err = cfg.Live(ctx)
 		}

@@ -268,20 +268,13 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		}
 		return o.report(func() (*diff.Report, error) { return d.Run(ctx, fs.Arg(1)) }, out, errOut)
 	}
-	return o.report(func() (*diff.Report, error) {
+	return o.report(o.printManifest(func() (*action.Result, error) {
 		d, err := o.diffUpgrade(cfg, m, fs.Arg(1), fs.Arg(2), errOut)
 		if err != nil {
 			return nil, err
 		}
-		res, err := d.Run(ctx)
-		switch {
-		case err != nil:
-			return nil, err
-		case d.ManifestOnly:
-			return nil, writeManifest(out, res.Manifest)
-		}
-		return res.Report, nil
-	}, out, errOut)
+		return d.Run(ctx)
+	}, out), out, errOut)
 }
 
 // runHelmRelease diffs one HelmRelease (NAME or NAMESPACE/NAME, or the one of the files), or
@@ -319,16 +312,22 @@ func (o *diffOptions) runHelmRelease(ctx context.Context, d *action.DiffHelmRele
 		s, err := d.RunAll(ctx, targets)
 		return o.writeSummary(s, err, func(r diff.SummaryRow) string { return "HelmRelease " + r.HelmRelease }, out, errOut)
 	}
-	return o.report(func() (*diff.Report, error) {
-		res, err := d.Run(ctx, targets[0])
+	return o.report(o.printManifest(func() (*action.Result, error) { return d.Run(ctx, targets[0]) }, out), out, errOut)
+}
+
+// printManifest turns a run into report's measure: with -o manifest it prints the run's
+// manifest (redacted) and reports nothing.
+func (o *diffOptions) printManifest(run func() (*action.Result, error), out io.Writer) func() (*diff.Report, error) {
+	return func() (*diff.Report, error) {
+		res, err := run()
 		switch {
 		case err != nil:
 			return nil, err
-		case d.ManifestOnly:
+		case o.output == outputManifest:
 			return nil, writeManifest(out, res.Manifest)
 		}
 		return res.Report, nil
-	}, out, errOut)
+	}
 }
 
 // readFiles reads --file's HelmReleases (- for stdin), the one named arg if set.

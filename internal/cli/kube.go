@@ -13,6 +13,7 @@ type kubeOptions struct {
 	kubeconfig  string
 	kubeContext string
 	timeout     time.Duration
+	conn        *action.Connection
 }
 
 // BindFlags registers --kubeconfig, --kube-context and --request-timeout on fs.
@@ -25,4 +26,12 @@ func (o *kubeOptions) BindFlags(fs *pflag.FlagSet) {
 // options are the cluster choice for the action layer.
 func (o *kubeOptions) options() action.KubeOptions {
 	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout}
+}
+
+// connection is the run's one connection to the cluster, made on first use.
+func (o *kubeOptions) connection() *action.Connection {
+	if o.conn == nil {
+		o.conn = &action.Connection{Options: o.options()}
+	}
+	return o.conn
 }

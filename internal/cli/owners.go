@@ -129,7 +129,7 @@ func runOwners(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift owners: --cluster needs --release NAME: it tells this release's objects from another's\n")
 		return ExitError
 	}
-	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.options()}
+	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.connection()}
 	c, findings, err := checks.Run(objs)
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift owners: %v\n", err)

@@ -257,7 +257,7 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 			return fmt.Errorf("--self: the release namespace is not known for certain (Helm 3 does not pass it to a post-renderer, and a default would make helm-controller install a second copy of the chart there): add --namespace=NS with the -n of helm install (Helm 3: --post-renderer-args --namespace=NS), or set HELM_NAMESPACE")
 		}
 		r.Transforms = append(r.Transforms, selfNamespaceCheck{namespace: o.namespace, release: o.release})
-		state, err := action.Bracket(o.kube.options(), o.namespace, o.release, o.install, o.self.Guard)
+		state, err := action.Bracket(o.kube.connection(), o.namespace, o.release, o.install, o.self.Guard)
 		if err != nil {
 			return err
 		}
@@ -291,7 +291,7 @@ func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error 
 	if o.owners == "warn" {
 		severity = owners.SeverityWarn
 	}
-	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.options()}
+	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.connection()}
 	c, findings, err := checks.Run(objs)
 	if err != nil {
 		return fmt.Errorf("second owners: %w", err)
