@@ -231,24 +231,25 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	first, second, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
+	r, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
 	if err != nil {
 		return nil, err
 	}
 	if d.ManifestOnly {
-		return &Result{Manifest: first}, nil
+		return &Result{Manifest: r.Manifest}, nil
 	}
 	cl, err := d.Config.Live(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rep, err := diff.Run(ctx, cl, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
-		Desired: first, Previous: last.Manifest, Rerender: second, CountUnstable: d.CountUnstable, Engine: eng.String(),
+		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable, Engine: eng.String(),
+		Rendered: true, SameInputs: !spec.Install && r.Inputs != "" && r.Inputs == inputs3(last.Chart, last.Config).digest(),
 		Apply: d.apply(), ForceConflicts: d.ForceConflicts, ForceReplace: d.Force, TakeOwnership: d.TakeOwnership}))
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Report: rep, Manifest: first}, nil
+	return &Result{Report: rep, Manifest: r.Manifest}, nil
 }
 
 // chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4

@@ -113,14 +113,21 @@ type upgradeSDK interface {
 	missingDependencies() error
 	// updateDependencies fetches them into the chart directory, as helm does.
 	updateDependencies(path string) error
-	// render renders the upgrade (or install) once, its values merged afresh.
-	render(ctx context.Context) (string, error)
+	// render renders the upgrade (or install) once, its values merged afresh, and returns the
+	// manifest and the digest of the render's inputs (see renderInputs).
+	render(ctx context.Context) (string, string, error)
+}
+
+// Render is the upgrade rendered twice: what differs between Manifest and Again is unstable.
+// Inputs is the digest of the render's chart and user-supplied values (see renderInputs).
+type Render struct {
+	Manifest, Again, Inputs string
 }
 
 // RenderUpgrade renders what the upgrade would install twice with the Helm SDK engine
 // ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
 // upgrade would: what differs between the two renders is unstable.
-func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (string, string, error) {
+func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (*Render, error) {
 	var sdk upgradeSDK
 	var err error
 	if engine == "helm4" {
@@ -129,7 +136,7 @@ func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec U
 		sdk, err = c.upgrade3(spec)
 	}
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	return renderUpgrade(ctx, sdk, spec)
 }
@@ -138,32 +145,33 @@ func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec U
 // dependencies as helm upgrade does (fetch them with DependencyUpdate), render twice.
 // xref: Helm v3 cmd/helm/upgrade.go, Helm v4 pkg/cmd/upgrade.go (CheckDependencies,
 // downloader.Manager.Update).
-func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (string, string, error) {
+func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (*Render, error) {
 	path, err := sdk.locate(spec.Chart)
 	if err != nil {
-		return "", "", &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
+		return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
 	}
 	if err := sdk.load(path); err != nil {
-		return "", "", &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
+		return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
 	}
 	if err := sdk.missingDependencies(); err != nil {
 		if !spec.DependencyUpdate {
-			return "", "", &InputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", spec.Chart, err)}
+			return nil, &InputError{fmt.Errorf("chart %s: %w (helm upgrade fails the same way; add --dependency-update, or run helm dependency build)", spec.Chart, err)}
 		}
 		if err := sdk.updateDependencies(path); err != nil {
-			return "", "", &InputError{fmt.Errorf("chart %s: --dependency-update: %w", spec.Chart, err)}
+			return nil, &InputError{fmt.Errorf("chart %s: --dependency-update: %w", spec.Chart, err)}
 		}
 		if err := sdk.load(path); err != nil {
-			return "", "", &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
+			return nil, &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
 		}
 	}
-	var out [2]string
-	for i := range out {
-		if out[i], err = sdk.render(ctx); err != nil {
-			return "", "", err
-		}
+	r := &Render{}
+	if r.Manifest, r.Inputs, err = sdk.render(ctx); err != nil {
+		return nil, err
 	}
-	return out[0], out[1], nil
+	if r.Again, _, err = sdk.render(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // upgrade3 is the Helm 3 SDK's side.
@@ -246,11 +254,11 @@ func (u *upgrade3) updateDependencies(path string) error {
 	return man.Update()
 }
 
-func (u *upgrade3) render(ctx context.Context) (string, error) {
+func (u *upgrade3) render(ctx context.Context) (string, string, error) {
 	// Values merged afresh each time: the SDK may change the map it is given.
 	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
 	if err != nil {
-		return "", &InputError{fmt.Errorf("values: %w", err)}
+		return "", "", &InputError{fmt.Errorf("values: %w", err)}
 	}
 	var rel *release.Release
 	if u.spec.Install {
@@ -264,9 +272,9 @@ func (u *upgrade3) render(ctx context.Context) (string, error) {
 		rel, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
 	if err != nil {
-		return "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
+		return "", "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
 	}
-	return rel.Manifest, nil
+	return rel.Manifest, inputs3(rel.Chart, rel.Config).digest(), nil
 }
 
 // upgrade4 is the Helm 4 SDK's side, as "helm upgrade" of the Helm 4 CLI renders.
@@ -353,13 +361,13 @@ func (u *upgrade4) updateDependencies(path string) error {
 	return man.Update()
 }
 
-func (u *upgrade4) render(ctx context.Context) (string, error) {
+func (u *upgrade4) render(ctx context.Context) (string, string, error) {
 	v := u.spec.Values
 	vo := values4.Options{ValueFiles: v.ValueFiles, StringValues: v.StringValues, Values: v.Values,
 		FileValues: v.FileValues, JSONValues: v.JSONValues, LiteralValues: v.LiteralValues}
 	vals, err := vo.MergeValues(getter4.All(u.settings))
 	if err != nil {
-		return "", &InputError{fmt.Errorf("values: %w", err)}
+		return "", "", &InputError{fmt.Errorf("values: %w", err)}
 	}
 	var res any
 	if u.spec.Install {
@@ -372,13 +380,13 @@ func (u *upgrade4) render(ctx context.Context) (string, error) {
 		res, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
 	if err != nil {
-		return "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", u.spec.Namespace, u.spec.Release, err)}
+		return "", "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", u.spec.Namespace, u.spec.Release, err)}
 	}
 	rel, ok := res.(*release4.Release)
 	if !ok {
-		return "", fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", u.spec.Namespace, u.spec.Release, res)
+		return "", "", fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", u.spec.Namespace, u.spec.Release, res)
 	}
-	return rel.Manifest, nil
+	return rel.Manifest, inputs4(rel.Chart, rel.Config).digest(), nil
 }
 
 // ResolvePostRenderer resolves --post-renderer as the two Helms do: a path (it holds a path

@@ -20,6 +20,12 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 )
 
+// The values of --exit-code-on.
+const (
+	exitOnChange = "change"
+	exitOnDrift  = "drift"
+)
+
 // Exit codes of diff.
 const (
 	// ExitDrift: diff found divergences.
@@ -91,6 +97,13 @@ message: diff reaches the cluster through a kubeconfig only.
 "diff upgrade" renders twice: a field on which the two renders disagree (a random password,
 a timestamp) is flagged "unstable" and not counted as drift (--count-unstable counts it).
 
+Who moved: for a new render ("diff upgrade", "diff helmrelease") each row says who moved the
+field away from what the stored release applied (MOVED): cluster (drift: the live object left
+it), chart (the render differs from it and the live object still equals it: a change the
+upgrade brings; when the chart and values are the stored release's, a note says the chart
+renders it differently each time or once its objects exist, as a lookup of a generated
+password does), or both. The summary line counts them: "N drift, M changes the upgrade brings".
+
 API-server defaults are not drift (--normalize):
   server   a server-side dry-run create of each object under a temporary name gives the API
            server's, the CRD schema's and admission's defaults; needs create RBAC on each kind
@@ -119,8 +132,10 @@ object, not the run: the report shows the others and lists it under COULD NOT ME
 
 Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion, an object the
 upgrade would delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed
-under TO PRUNE but is no drift on its own; or an object Helm would refuse to adopt: REFUSED); 3 could not measure (an object or kind unreadable, the API unreachable: never
-reported as clean); 1 usage or other error (no such release, chart or values file).
+under TO PRUNE but is no drift on its own; or an object Helm would refuse to adopt: REFUSED;
+with --exit-code-on drift, only a field the cluster moved); 3 could not measure (an object or
+kind unreadable, the API unreachable: never reported as clean); 1 usage or other error (no
+such release, chart or values file).
 `
 
 type diffOptions struct {
@@ -152,6 +167,7 @@ type diffOptions struct {
 	lookup           bool
 	enableDNS        bool
 	countUnstable    bool
+	exitOn           string
 	engine           string
 	skipSchema       bool
 	takeOwnership    bool
@@ -178,6 +194,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release / helmrelease: every release (HelmRelease) in every namespace (implies --all)")
 	fs.StringArrayVar(&o.files, "file", nil, "diff helmrelease: a YAML file (- for stdin) holding the HelmRelease as written in Git, and any source, ConfigMap or Secret it reads that the change adds or edits; repeatable")
 	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
+	fs.StringVar(&o.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
 	fs.StringArrayVarP(&o.valueOpts.ValueFiles, "values", "f", nil, "diff upgrade: values file or URL, as helm upgrade -f; repeatable")
 	fs.StringArrayVar(&o.valueOpts.Values, "set", nil, "diff upgrade: key=value, as helm upgrade --set; repeatable")
@@ -375,7 +392,7 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		}
 		return ExitUnmeasured
 	}
-	if rep.Drift() {
+	if o.exitOn == exitOnDrift && rep.Drifted() || o.exitOn != exitOnDrift && rep.Drift() {
 		return ExitDrift
 	}
 	return ExitOK
@@ -396,6 +413,9 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	}
 	if o.serverSide != "auto" && o.serverSide != "true" && o.serverSide != "false" {
 		return fmt.Errorf("--server-side %q: want true, false or auto", o.serverSide)
+	}
+	if o.exitOn != exitOnChange && o.exitOn != exitOnDrift {
+		return fmt.Errorf("--exit-code-on %q: want change or drift", o.exitOn)
 	}
 	if o.engine != action.EngineAuto && o.engine != action.EngineHelm3 && o.engine != action.EngineHelm4 {
 		return fmt.Errorf("--engine %q: want auto, helm3 or helm4", o.engine)
@@ -595,7 +615,9 @@ func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.
 		case r.Error != "":
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)
 			code = ExitUnmeasured
-		case code == ExitOK && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
+		case code == ExitOK && o.exitOn == exitOnDrift && r.Drift > 0:
+			code = ExitDrift
+		case code == ExitOK && o.exitOn != exitOnDrift && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
 			code = ExitDrift
 		}
 	}

@@ -84,6 +84,12 @@ type Input struct {
 	// release's ownership metadata, as helm upgrade --take-ownership (and helm-controller by
 	// default) does; without it Helm refuses them.
 	TakeOwnership bool
+	// Rendered: Desired is a new render (diff upgrade, diff helmrelease), not the stored
+	// manifest: each row says who moved, the cluster or the chart.
+	Rendered bool
+	// SameInputs: the render's inputs (chart and values) equal the stored release's, so a row
+	// the chart moved is one the chart renders differently each time or once its objects exist.
+	SameInputs bool
 }
 
 // Report is the measurement of one release; its JSON form is documented in the README.
@@ -123,6 +129,13 @@ type Report struct {
 	CountedUnstable bool `json:"countedUnstable,omitempty"`
 	// Refused counts the objects Helm would refuse to adopt (the upgrade fails on them).
 	Refused int `json:"refused"`
+	// DriftRows counts the counted rows the cluster moved (alone or with the chart): the live
+	// object left what was applied. Changes counts those only the chart moved: the upgrade
+	// brings them, nobody drifted.
+	DriftRows int `json:"drift"`
+	Changes   int `json:"changes"`
+	// Rendered: the desired manifest is a new render, so rows say who moved (see Input).
+	Rendered bool `json:"-"`
 	// Unmeasured counts the objects that could not be measured (each says why in its error).
 	Unmeasured int      `json:"unmeasured"`
 	Objects    []Object `json:"objects"`
@@ -172,6 +185,14 @@ type Row struct {
 	// Unstable: two renders of the same inputs disagree on this field (random values,
 	// timestamps): every upgrade changes it, so it is not counted as drift by default.
 	Unstable bool `json:"unstable,omitempty"`
+	// Moved says who moved the field away from what the stored release applied: MovedCluster
+	// (drift), MovedChart (the new render differs from what was applied; the live object
+	// still equals it) or MovedBoth.
+	Moved string `json:"moved,omitempty"`
+	// RenderDependent: the chart moved it although the render's chart and values equal the
+	// stored release's: the chart renders it differently each time, or once its objects exist
+	// (lookup).
+	RenderDependent bool `json:"renderDependent,omitempty"`
 	// Managers are the field managers other than Helm's that own the cluster's value.
 	Managers []string `json:"managers,omitempty"`
 	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
@@ -179,6 +200,13 @@ type Row struct {
 	From  string `json:"from,omitempty"`
 	Agree *bool  `json:"agree,omitempty"`
 }
+
+// Who moved a field (Row.Moved).
+const (
+	MovedCluster = "cluster"
+	MovedChart   = "chart"
+	MovedBoth    = "both"
+)
 
 // Prune is an object of the release that the desired manifest no longer renders.
 type Prune struct {
@@ -191,6 +219,10 @@ type Prune struct {
 
 // Measured reports whether every object could be measured.
 func (r *Report) Measured() bool { return r.Unmeasured == 0 }
+
+// Drifted reports whether the cluster moved anywhere: a counted row the cluster moved (alone
+// or with the chart), for --exit-code-on=drift.
+func (r *Report) Drifted() bool { return r.DriftRows > 0 }
 
 // Drift reports whether the report shows any drift, or an object an upgrade would really
 // delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed but is no
@@ -295,7 +327,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	for _, t := range targets {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
-	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize,
+	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Rendered: in.Rendered,
 		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.ServerVersion()), CountedUnstable: in.CountUnstable,
 		Apply: ApplyClientSide, Counts: map[compare.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
@@ -357,6 +389,11 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			}
 			if r.Class != compare.Shadows || r.Agree == nil || !*r.Agree {
 				rep.Divergences++ // a hidden value that differs, or cannot be told, is a surprise
+				if r.Moved == MovedChart {
+					rep.Changes++
+				} else {
+					rep.DriftRows++
+				}
 			}
 		}
 		rep.Compared += o.Compared
@@ -486,7 +523,11 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	if t.live == nil {
 		o.Missing, o.Compared = true, 1
 		o.Normalize = "-"
-		row := Row{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created"}
+		row := Row{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created", Moved: MovedChart}
+		if t.prev != nil {
+			row.Moved = MovedCluster // applied, then deleted
+		}
+		row.RenderDependent = row.Moved == MovedChart && m.in.SameInputs
 		if m.lists[keyOf(t.ob, t.id)].notServed {
 			row.Resolved, row.Why = false, "fails: the cluster does not serve "+t.ob.Kind+" "+t.ob.APIVersion+" (install its CRD first)"
 		}
@@ -519,10 +560,13 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 
 	p := m.predictor(tm, t, desired)
 	unstable := unstablePaths(tm, t, desired)
+	left := m.leftApplied(ctx, t, tm, p, cluster)
 	for _, dv := range res.Divergences {
 		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert}
 		row.Unstable = unstable[row.Path] || underAny(row.Path, unstable) || aboveAny(row.Path, unstable)
 		p.predict(&row)
+		row.Moved = p.moved(row.Path, left)
+		row.RenderDependent = row.Moved != MovedCluster && m.in.SameInputs
 		o.Rows = append(o.Rows, row)
 	}
 	t.serverSide = p.serverSide
@@ -542,8 +586,32 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	if err != nil {
 		return o, err
 	}
+	for i := range shadows {
+		shadows[i].Moved = p.moved(shadows[i].Path, left)
+		shadows[i].RenderDependent = shadows[i].Moved != MovedCluster && m.in.SameInputs
+	}
 	o.Rows = append(o.Rows, shadows...)
 	return o, nil
+}
+
+// leftApplied returns the paths at which the live object left what the stored release applied
+// (the release's object, normalised offline as the API server would store it), for an object
+// the new render changes; nil when the render does not change it (every row is then drift).
+func (m *measure) leftApplied(ctx context.Context, t *target, tm kyaml.TypeMeta, p *predictor, cluster map[string]any) map[string]bool {
+	if p.prev == nil {
+		return nil
+	}
+	ns := t.id.Namespace
+	applied, _, err := m.offline(ctx, t, tm, withNamespace(p.prev, ns), Offline)
+	if err != nil {
+		applied = withNamespace(p.prev, ns)
+	}
+	res := compare.Compare(tm, compare.Normalize(applied, ns), cluster)
+	left := make(map[string]bool, len(res.Divergences))
+	for _, d := range res.Divergences {
+		left[d.Path] = true
+	}
+	return left
 }
 
 func withNamespace(obj map[string]any, ns string) map[string]any {
@@ -602,10 +670,16 @@ func nextReconcile(rows []Row, next flux.Next) {
 		r := &rows[i]
 		switch next.Action {
 		case flux.NextCorrect:
-			switch r.Class {
-			case compare.Differs, compare.ChartOnly:
+			switch {
+			case r.Moved == MovedChart:
+				// The cluster still holds what the stored manifest applied: drift correction
+				// has nothing to restore, and only an upgrade would bring the render's value.
+				r.Resolved, r.Why = false, "drift correction leaves it: the cluster still matches the stored manifest (an upgrade would bring the chart's value)"
+			case r.Moved == MovedBoth && r.Class != compare.ClusterOnly:
+				r.Resolved, r.Why = false, "drift correction restores the stored manifest's value, not the chart's (an upgrade would bring that)"
+			case r.Class == compare.Differs, r.Class == compare.ChartOnly:
 				r.Resolved, r.Why = true, "drift correction restores it"
-			case compare.ClusterOnly:
+			case r.Class == compare.ClusterOnly:
 				r.Resolved, r.Why = false, "drift correction never removes a field only the cluster has"
 			default:
 				r.Resolved, r.Why = false, "drift correction leaves it: the manifest states the inline entry"

@@ -116,14 +116,18 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
 		last = "NEXT RECONCILE"
 	}
+	moved := ""
+	if r.Rendered {
+		moved = "MOVED\t"
+	}
 	for _, o := range r.Objects {
 		for _, d := range o.Rows {
 			if !header {
-				fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER\t"+last)
+				fmt.Fprintln(tw, "OBJECT\tCLASS\tFIELD\tCHART\tCLUSTER\t"+moved+last)
 				header = true
 			}
 			field, chart, cluster, upgrade := cells(d)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, d.Class, field, oneLine(chart), oneLine(cluster), upgrade)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n", o.Object, d.Class, field, oneLine(chart), oneLine(cluster), movedCell(r, d, "\t"), upgrade)
 		}
 	}
 	tw.Flush()
@@ -167,6 +171,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 	if r.Source != "" {
 		fmt.Fprintf(w, "note: chart from %s\n", r.Source)
 	}
+	if n := renderDependent(r); n > 0 {
+		fmt.Fprintf(w, "note: %d fields moved with the chart although its chart and values are the stored release's: the chart renders them differently each time or once its objects exist (lookup); nobody changed the cluster there\n", n)
+	}
 	if r.Unstable > 0 {
 		fmt.Fprintf(w, "note: %d unstable fields: two renders of the same inputs disagree on them (random values, timestamps), so every upgrade changes them; %s\n", r.Unstable, unstableCounted(r))
 	}
@@ -174,6 +181,27 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "note: offline normalisation: %s\n", r.Defaulting)
 	}
 	fmt.Fprintln(w, summary(r))
+}
+
+// movedCell is a row's MOVED cell and sep, for a report of a new render ("" otherwise).
+func movedCell(r *Report, d Row, sep string) string {
+	if !r.Rendered {
+		return ""
+	}
+	return d.Moved + sep
+}
+
+// renderDependent counts the rows the chart moved with the stored release's chart and values.
+func renderDependent(r *Report) int {
+	n := 0
+	for _, o := range r.Objects {
+		for _, d := range o.Rows {
+			if d.RenderDependent {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func unstableCounted(r *Report) string {
@@ -217,7 +245,19 @@ func summary(r *Report) string {
 	if r.Refused > 0 {
 		s += fmt.Sprintf("; %d objects Helm refuses to adopt", r.Refused)
 	}
+	if r.Rendered && r.Divergences > 0 {
+		s += fmt.Sprintf("; %d drift, %d changes %s brings", r.DriftRows, r.Changes, bringer(r))
+	}
 	return s
+}
+
+// bringer names what brings a render's changes: the upgrade, or the HelmRelease's next
+// reconcile.
+func bringer(r *Report) string {
+	if r.Next != nil {
+		return "an upgrade"
+	}
+	return "the upgrade"
 }
 
 // measured says how much was found where: "5 divergences across 61 compared fields in 4
@@ -236,6 +276,9 @@ func writeCounts(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "  %-17s %d\n", c, r.Counts[c])
 	}
 	fmt.Fprintf(w, "  %-17s %d\n  %-17s %d\n", "pending deletions", r.PendingDeletions, "to prune", len(r.Prune))
+	if r.Rendered {
+		fmt.Fprintf(w, "  %-17s %d (the cluster moved)\n  %-17s %d (the chart moved: %s brings them)\n", "drift", r.DriftRows, "changes", r.Changes, bringer(r))
+	}
 	if r.Unstable > 0 {
 		fmt.Fprintf(w, "  %-17s %d (%s)\n", "unstable", r.Unstable, unstableCounted(r))
 	}
@@ -252,12 +295,14 @@ func writeMarkdown(w io.Writer, r *Report) {
 	rows := 0
 	for _, o := range r.Objects {
 		for _, d := range o.Rows {
-			if rows == 0 {
+			if rows == 0 && r.Rendered {
+				fmt.Fprintln(w, "| Object | Class | Field | Chart | Cluster | Moved | Upgrade |\n|---|---|---|---|---|---|---|")
+			} else if rows == 0 {
 				fmt.Fprintln(w, "| Object | Class | Field | Chart | Cluster | Upgrade |\n|---|---|---|---|---|---|")
 			}
 			rows++
 			field, chart, cluster, upgrade := cells(d)
-			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s | %s |\n", md(o.Object), d.Class, strings.ReplaceAll(field, "`", "'"), md(chart), md(cluster), md(upgrade))
+			fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s | %s%s |\n", md(o.Object), d.Class, strings.ReplaceAll(field, "`", "'"), md(chart), md(cluster), movedCell(r, d, " | "), md(upgrade))
 		}
 	}
 	if rows > 0 {
@@ -312,6 +357,9 @@ type SummaryRow struct {
 	Compared         int                   `json:"compared"`
 	Counts           map[compare.Class]int `json:"counts"`
 	PendingDeletions int                   `json:"pendingDeletions"`
+	// Drift and Changes split the divergences: the cluster moved, or only the chart did.
+	Drift   int `json:"drift"`
+	Changes int `json:"changes"`
 	// Unmeasured counts the objects that could not be measured.
 	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
@@ -321,7 +369,7 @@ type SummaryRow struct {
 // Summarise turns a report into its summary row.
 func Summarise(r *Report) SummaryRow {
 	row := SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
-		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Unmeasured: r.Unmeasured}
+		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Drift: r.DriftRows, Changes: r.Changes, Unmeasured: r.Unmeasured}
 	if r.Next != nil {
 		row.HelmRelease, row.Next = r.HelmRelease, r.Next.Action
 	}

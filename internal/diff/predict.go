@@ -149,6 +149,27 @@ func (p *predictor) predict(row *Row) {
 	}
 }
 
+// moved says who moved the field at path away from what the stored release applied: an object
+// new to the release is the chart's doing; one the render does not change, the cluster's; else
+// the chart's where the render changes the field, and also the cluster's where the live object
+// left what was applied (left).
+func (p *predictor) moved(path string, left map[string]bool) string {
+	if !p.hasPrevious {
+		return MovedChart
+	}
+	if p.prev == nil {
+		return MovedCluster
+	}
+	near := func(paths map[string]bool) bool { return paths[path] || underAny(path, paths) || aboveAny(path, paths) }
+	switch {
+	case !near(p.changed) && !near(p.dropped):
+		return MovedCluster
+	case near(left):
+		return MovedBoth
+	}
+	return MovedChart
+}
+
 // underAny reports whether path lies under one of paths (a map or list the other side lacks
 // as a whole is recorded leaf by leaf, but a leaf may be compared against its parent).
 func underAny(path string, paths map[string]bool) bool {

@@ -275,3 +275,48 @@ func TestRunClasses(t *testing.T) {
 		t.Errorf("counts %v: want one DIFFERS and one CLUSTER-ONLY", rep.Counts)
 	}
 }
+
+// TestRunWhoMoved: each row says who moved away from what the stored release applied, from
+// the three sides (the render, the stored release, the live object).
+func TestRunWhoMoved(t *testing.T) {
+	withMode := func(mode string) string { return strings.Replace(cmApp, "mode: fast", "mode: "+mode, 1) }
+	for _, tc := range []struct {
+		name                    string
+		desired, previous, live string
+		sameInputs              bool
+		want                    string // moved, and "render-dependent"
+		drift, changes          int
+	}{
+		{name: "the cluster moved: drift", desired: cmApp, previous: cmApp, live: withMode("slow"), want: MovedCluster, drift: 1},
+		{name: "the chart moved: the upgrade brings it", desired: withMode("slow"), previous: cmApp, live: cmApp, want: MovedChart, changes: 1},
+		{name: "the chart moved with the same inputs: render-dependent", desired: withMode("slow"), previous: cmApp, live: cmApp, sameInputs: true, want: MovedChart + " render-dependent", changes: 1},
+		{name: "both moved", desired: withMode("slow"), previous: cmApp, live: withMode("by-hand"), want: MovedBoth, drift: 1},
+		{name: "a new object: the chart's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp, live: cmApp, want: MovedChart, changes: 1},
+		{name: "a deleted object: the cluster's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp + "\n---\n" + cmOther, live: cmApp, want: MovedCluster, drift: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &fakeCluster{objects: objs(t, tc.live)}
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: tc.desired, Previous: tc.previous,
+				Rendered: true, SameInputs: tc.sameInputs, Normalize: Offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range rep.Objects {
+				for _, r := range o.Rows {
+					s := r.Moved
+					if r.RenderDependent {
+						s += " render-dependent"
+					}
+					got = append(got, s)
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("moved %q, want [%s]", got, tc.want)
+			}
+			if rep.DriftRows != tc.drift || rep.Changes != tc.changes || rep.Drifted() != (tc.drift > 0) {
+				t.Errorf("drift %d, changes %d; want %d, %d", rep.DriftRows, rep.Changes, tc.drift, tc.changes)
+			}
+		})
+	}
+}

@@ -41,19 +41,8 @@ func NextReconcile(hr *v2.HelmRelease, last *release4.Release, r *Rendered) flux
 	if last.Info.Status.String() == "failed" {
 		return flux.Next{Action: flux.NextNothing, Reason: fmt.Sprintf("release revision %d failed: helm-controller remediates it as spec.install/upgrade.remediation say (retry or roll back); nothing is predicted", last.Version)}
 	}
-	if last.Chart != nil && last.Chart.Metadata != nil && (last.Chart.Metadata.Name != r.Chart.Metadata.Name || last.Chart.Metadata.Version != r.Chart.Metadata.Version) {
-		return flux.Next{Action: flux.NextUpgrade, Reason: fmt.Sprintf("chart %s-%s → %s-%s", last.Chart.Metadata.Name, last.Chart.Metadata.Version, r.Chart.Metadata.Name, r.Chart.Metadata.Version)}
-	}
-	if !chartutil.VerifyValues(digest.Digest(cur.ConfigDigest), r.values) {
-		return flux.Next{Action: flux.NextUpgrade, Reason: "the values changed (their digest differs from the last release's)"}
-	}
-	if hr.Status.ObservedGeneration != hr.Generation {
-		if PostRenderersDigest(hr) != hr.Status.ObservedPostRenderersDigest {
-			return flux.Next{Action: flux.NextUpgrade, Reason: "spec.postRenderers changed"}
-		}
-		if CommonMetadataDigest(hr) != hr.Status.ObservedCommonMetadataDigest {
-			return flux.Next{Action: flux.NextUpgrade, Reason: "spec.commonMetadata changed"}
-		}
+	if why := changedInputs(hr, cur, last, r); why != "" {
+		return flux.Next{Action: flux.NextUpgrade, Reason: why}
 	}
 	switch hr.GetDriftDetection().GetMode() {
 	case v2.DriftDetectionEnabled:
@@ -62,4 +51,40 @@ func NextReconcile(hr *v2.HelmRelease, last *release4.Release, r *Rendered) flux
 		return flux.Next{Action: flux.NextNothing, Reason: "in sync with its spec, and spec.driftDetection.mode is warn: helm-controller reports drift and corrects nothing"}
 	}
 	return flux.Next{Action: flux.NextNothing, Reason: "in sync with its spec, and drift detection is disabled: helm-controller does not look at the cluster between upgrades"}
+}
+
+// changedInputs says which of the render's inputs differ from those of the last release this
+// HelmRelease wrote (cur, its status.history entry): the chart's name or version, the values'
+// digest, or (for a new generation) the post-renderers or common metadata; "" when none does.
+func changedInputs(hr *v2.HelmRelease, cur *v2.Snapshot, last *release4.Release, r *Rendered) string {
+	if last.Chart != nil && last.Chart.Metadata != nil && (last.Chart.Metadata.Name != r.Chart.Metadata.Name || last.Chart.Metadata.Version != r.Chart.Metadata.Version) {
+		return fmt.Sprintf("chart %s-%s → %s-%s", last.Chart.Metadata.Name, last.Chart.Metadata.Version, r.Chart.Metadata.Name, r.Chart.Metadata.Version)
+	}
+	if !chartutil.VerifyValues(digest.Digest(cur.ConfigDigest), r.values) {
+		return "the values changed (their digest differs from the last release's)"
+	}
+	if hr.Status.ObservedGeneration != hr.Generation {
+		if PostRenderersDigest(hr) != hr.Status.ObservedPostRenderersDigest {
+			return "spec.postRenderers changed"
+		}
+		if CommonMetadataDigest(hr) != hr.Status.ObservedCommonMetadataDigest {
+			return "spec.commonMetadata changed"
+		}
+	}
+	return ""
+}
+
+// SameInputs reports whether r was rendered from the inputs of the last release this
+// HelmRelease wrote (the chart version, as helm-controller versions it with the artifact's
+// digest, the values, the post-renderers and common metadata): a field it renders otherwise
+// than that release is one the chart renders differently each time or once its objects exist.
+func SameInputs(hr *v2.HelmRelease, last *release4.Release, r *Rendered) bool {
+	if last == nil || last.Info == nil {
+		return false
+	}
+	cur := hr.Status.History.Latest()
+	if cur == nil || !cur.Targets(last.Name, last.Namespace, last.Version) {
+		return false
+	}
+	return changedInputs(hr, cur, last, r) == ""
 }

@@ -1,0 +1,85 @@
+package action
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+
+	chart3 "helm.sh/helm/v3/pkg/chart"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+)
+
+// renderInputs is what a Helm render depends on besides the cluster: the chart (its metadata,
+// templates, files, default values and schema, its dependencies the same way) and the
+// user-supplied values. Two renders of equal inputs differ only where the chart renders
+// differently each time (random values, timestamps) or once its objects exist (lookup).
+type renderInputs struct {
+	Chart  chartInputs    `json:"chart"`
+	Config map[string]any `json:"config"`
+}
+
+type chartInputs struct {
+	Name, Version string
+	Files         map[string][]byte
+	Values        map[string]any
+	Schema        []byte
+	Dependencies  []chartInputs
+}
+
+// digest is the inputs' SHA-256 ("" when they cannot be encoded).
+func (in renderInputs) digest() string {
+	b, err := json.Marshal(in) // map keys are sorted: equal inputs encode equal
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// inputs3 reads a Helm 3 release's (or render's) inputs.
+func inputs3(ch *chart3.Chart, config map[string]any) renderInputs {
+	return renderInputs{Chart: chart3Inputs(ch), Config: config}
+}
+
+func chart3Inputs(ch *chart3.Chart) chartInputs {
+	if ch == nil || ch.Metadata == nil {
+		return chartInputs{}
+	}
+	c := chartInputs{Name: ch.Metadata.Name, Version: ch.Metadata.Version, Files: map[string][]byte{}, Values: ch.Values, Schema: ch.Schema}
+	for _, f := range append(append([]*chart3.File{}, ch.Templates...), ch.Files...) {
+		c.Files[f.Name] = f.Data
+	}
+	for _, d := range ch.Dependencies() {
+		c.Dependencies = append(c.Dependencies, chart3Inputs(d))
+	}
+	sortDependencies(c.Dependencies)
+	return c
+}
+
+// inputs4 reads a Helm 4 release's (or render's) inputs.
+func inputs4(ch *chartv2.Chart, config map[string]any) renderInputs {
+	return renderInputs{Chart: chart4Inputs(ch), Config: config}
+}
+
+func chart4Inputs(ch *chartv2.Chart) chartInputs {
+	if ch == nil || ch.Metadata == nil {
+		return chartInputs{}
+	}
+	c := chartInputs{Name: ch.Metadata.Name, Version: ch.Metadata.Version, Files: map[string][]byte{}, Values: ch.Values, Schema: ch.Schema}
+	for _, f := range ch.Templates {
+		c.Files[f.Name] = f.Data
+	}
+	for _, f := range ch.Files {
+		c.Files[f.Name] = f.Data
+	}
+	for _, d := range ch.Dependencies() {
+		c.Dependencies = append(c.Dependencies, chart4Inputs(d))
+	}
+	sortDependencies(c.Dependencies)
+	return c
+}
+
+func sortDependencies(ds []chartInputs) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Name+"@"+ds[i].Version < ds[j].Name+"@"+ds[j].Version })
+}
