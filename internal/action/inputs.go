@@ -29,6 +29,9 @@ type chartInputs struct {
 
 // digest is the inputs' SHA-256 ("" when they cannot be encoded).
 func (in renderInputs) digest() string {
+	if len(in.Config) == 0 {
+		in.Config = nil // a release stores no values as null, a render as {}
+	}
 	b, err := json.Marshal(in) // map keys are sorted: equal inputs encode equal
 	if err != nil {
 		return ""
@@ -53,8 +56,7 @@ func chart3Inputs(ch *chart3.Chart) chartInputs {
 	for _, d := range ch.Dependencies() {
 		c.Dependencies = append(c.Dependencies, chart3Inputs(d))
 	}
-	sortDependencies(c.Dependencies)
-	return c
+	return c.normal()
 }
 
 // inputs4 reads a Helm 4 release's (or render's) inputs.
@@ -75,6 +77,18 @@ func chart4Inputs(ch *chartv2.Chart) chartInputs {
 	}
 	for _, d := range ch.Dependencies() {
 		c.Dependencies = append(c.Dependencies, chart4Inputs(d))
+	}
+	return c.normal()
+}
+
+// normal makes the empty forms one: a stored release and a loaded chart write no values,
+// schema or files differently (null, {} or absent).
+func (c chartInputs) normal() chartInputs {
+	if len(c.Values) == 0 {
+		c.Values = nil
+	}
+	if len(c.Schema) == 0 {
+		c.Schema = nil
 	}
 	sortDependencies(c.Dependencies)
 	return c
