@@ -104,6 +104,9 @@ type DiffHelmRelease struct {
 	PlainHTTP bool
 	// ManifestOnly renders and measures nothing: Result.Manifest only.
 	ManifestOnly bool
+	// CountUnstable counts as drift the fields on which two renders of the same inputs
+	// disagree (random values, timestamps).
+	CountUnstable bool
 }
 
 // Get reads HelmRelease namespace/name from the cluster.
@@ -229,6 +232,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 	default:
 		last, _ = r.(*release4.Release)
 	}
+	again := copyValues(vals) // the SDK may change the map it is given
 	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -236,6 +240,12 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 	r.Source = src
 	if d.ManifestOnly {
 		return &Result{Manifest: r.Manifest}, nil
+	}
+	// Rendered twice, as diff upgrade renders: a field the two renders disagree on (a
+	// generated certificate or password) changes on every reconcile that renders.
+	r2, err := fluxrelease.Render(ctx, hr, ch, again, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	next := fluxrelease.NextReconcile(hr, last, r)
 	var ignore []flux.IgnoreRule
@@ -249,7 +259,9 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
 		Source:      src.String(),
 		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
-		Next:  &next,
+		Next:     &next,
+		Rendered: true, SameInputs: fluxrelease.SameInputs(hr, last, r),
+		Rerender: r2.Manifest, CountUnstable: d.CountUnstable,
 		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}
 	if policy.ServerSide {
 		in.Apply = diff.ApplyServerSide
@@ -262,4 +274,30 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		return nil, err
 	}
 	return &Result{Report: rep, Manifest: r.Manifest}, nil
+}
+
+// copyValues copies a values tree (maps and lists; scalars are shared, never changed).
+func copyValues(v map[string]any) map[string]any {
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]any, len(v))
+	for k, e := range v {
+		out[k] = copyValue(e)
+	}
+	return out
+}
+
+func copyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return copyValues(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = copyValue(e)
+		}
+		return out
+	}
+	return v
 }

@@ -94,8 +94,9 @@ how long Helm applies, records or waits, not what it renders, are accepted and i
 cluster-connection flags (--kube-apiserver, --kube-token, --kube-as-user, --kube-as-group,
 --kube-ca-file, --kube-insecure-skip-tls-verify, --kube-tls-server-name) are refused with a
 message: diff reaches the cluster through a kubeconfig only.
-"diff upgrade" renders twice: a field on which the two renders disagree (a random password,
-a timestamp) is flagged "unstable" and not counted as drift (--count-unstable counts it).
+"diff upgrade" and "diff helmrelease" render twice: a field on which the two renders disagree
+(a random password, a generated certificate, a timestamp) is flagged "unstable" and not
+counted as drift (--count-unstable counts it): every upgrade changes it.
 
 Who moved: for a new render ("diff upgrade", "diff helmrelease") each row says who moved the
 field away from what the stored release applied (MOVED): cluster (drift: the live object left
@@ -225,7 +226,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.lookup, "lookup", true, "diff upgrade: render the chart's lookup calls against the cluster, as helm upgrade does (needs get/list on what it looks up); false renders them empty, as helm template does")
 	fs.BoolVar(&o.enableDNS, "enable-dns", false, "diff upgrade: as helm upgrade --enable-dns")
 	fs.StringVar(&o.engine, "engine", action.EngineAuto, "diff upgrade: the Helm SDK that renders: auto (the one of the Helm that wrote the release: Helm 4 stores how it applied), helm3 or helm4")
-	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
+	fs.BoolVar(&o.countUnstable, "count-unstable", false, "diff upgrade: count as drift the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted; diff helmrelease too")
 	fs.BoolVar(&o.registry.PlainHTTP, "plain-http", false, "diff upgrade: reach the chart's registry or repository over plain HTTP")
 	fs.BoolVar(&o.registry.Insecure, "insecure-skip-tls-verify", false, "diff upgrade: do not verify the chart registry's TLS certificate")
 	fs.StringVar(&o.registry.CAFile, "ca-file", "", "diff upgrade: CA bundle for the chart registry or repository")
@@ -276,7 +277,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	switch fs.Arg(0) {
 	case "helmrelease":
 		return o.runHelmRelease(ctx, &action.DiffHelmRelease{Config: cfg, Measure: m, PlainHTTP: o.registry.PlainHTTP,
-			ManifestOnly: o.output == outputManifest}, fileTargets, fs.Arg(1), out, errOut)
+			ManifestOnly: o.output == outputManifest, CountUnstable: o.countUnstable}, fileTargets, fs.Arg(1), out, errOut)
 	case "release":
 		d := &action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}
 		if all {
@@ -450,7 +451,7 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	misplaced := refusedIn(fs)
 	if fs.Arg(0) == "helmrelease" {
 		fs.Visit(func(f *pflag.Flag) {
-			if misplaced == nil && f.Name != "plain-http" && (strings.HasPrefix(f.Usage, "diff upgrade:") || strings.HasPrefix(f.Usage, ignoredUsage)) {
+			if misplaced == nil && f.Name != "plain-http" && f.Name != "count-unstable" && (strings.HasPrefix(f.Usage, "diff upgrade:") || strings.HasPrefix(f.Usage, ignoredUsage)) {
 				misplaced = fmt.Errorf("--%s goes with \"diff upgrade\": \"diff helmrelease\" renders the HelmRelease's own chart, values and post-renderers", f.Name)
 			}
 		})
