@@ -25,6 +25,7 @@ type zooReport struct {
 	Compared         int    `json:"compared"`
 	Apply            string `json:"apply"`
 	PendingDeletions int    `json:"pendingDeletions"`
+	WillFail         int    `json:"willFail"`
 	Objects          []struct {
 		Object    string `json:"object"`
 		Normalize string `json:"normalize"`

@@ -125,11 +125,11 @@ func TestHelmReleaseCompare(t *testing.T) {
 		t.Errorf("diff helmrelease --all -A: %d rows, want %d", len(sum.Releases), *helmReleases)
 	}
 	counts := func(r run) string {
-		m := regexp.MustCompile(`(\d+) requests: (\d+) LIST, (\d+) GET, (\d+) dry-run create, (\d+) discovery, (\d+) other`).FindStringSubmatch(r.stderr)
+		m := regexp.MustCompile(`(\d+) requests: (\d+) LIST, (\d+) GET, (\d+) dry-run create, (\d+) dry-run apply, (\d+) discovery, (\d+) other`).FindStringSubmatch(r.stderr)
 		if m == nil {
 			return "?"
 		}
-		return fmt.Sprintf("%s requests (%s LIST, %s GET, %s discovery, %s other)", m[1], m[2], m[3], m[5], m[6])
+		return fmt.Sprintf("%s requests (%s LIST, %s GET, %s discovery, %s other)", m[1], m[2], m[3], m[6], m[7])
 	}
 	w := os.Stdout
 	fmt.Fprintf(w, "\ndiff of %d HelmReleases in %d namespaces (chartRef OCIRepository, valuesFrom ConfigMap, 4 objects each), local API server, median of %d runs (GOMAXPROCS %d):\n",

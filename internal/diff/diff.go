@@ -129,6 +129,8 @@ type Report struct {
 	CountedUnstable bool `json:"countedUnstable,omitempty"`
 	// Refused counts the objects Helm would refuse to adopt (the upgrade fails on them).
 	Refused int `json:"refused"`
+	// WillFail counts the objects the API server refuses (WILL-FAIL): the upgrade fails.
+	WillFail int `json:"willFail"`
 	// DriftRows counts the counted rows the cluster moved (alone or with the chart): the live
 	// object left what was applied. Changes counts those only the chart moved: the upgrade
 	// brings them, nobody drifted.
@@ -162,6 +164,9 @@ type Object struct {
 	// Adopted: the same, taken over with --take-ownership.
 	Refused string `json:"refused,omitempty"`
 	Adopted bool   `json:"adopted,omitempty"`
+	// Refusal: the API server refuses the write the upgrade would make (a dry run said so):
+	// the upgrade fails on this object (WILL-FAIL).
+	Refusal *Refusal `json:"refusal,omitempty"`
 }
 
 // Row is one divergence.
@@ -220,15 +225,15 @@ type Prune struct {
 // Measured reports whether every object could be measured.
 func (r *Report) Measured() bool { return r.Unmeasured == 0 }
 
-// Drifted reports whether the cluster moved anywhere: a counted row the cluster moved (alone
-// or with the chart), for --exit-code-on=drift.
-func (r *Report) Drifted() bool { return r.DriftRows > 0 }
+// Drifted reports whether the cluster moved anywhere (a counted row the cluster moved, alone or
+// with the chart), or the upgrade will fail, for --exit-code-on=drift.
+func (r *Report) Drifted() bool { return r.DriftRows > 0 || r.WillFail > 0 }
 
 // Drift reports whether the report shows any drift, or an object an upgrade would really
 // delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed but is no
 // change on its own.
 func (r *Report) Drift() bool {
-	if r.Divergences > 0 || r.PendingDeletions > 0 || r.Refused > 0 {
+	if r.Divergences > 0 || r.PendingDeletions > 0 || r.Refused > 0 || r.WillFail > 0 {
 		return true
 	}
 	for _, p := range r.Prune {
@@ -251,6 +256,7 @@ type Cluster interface {
 	Resource(group, version, kind string) (string, error)
 	CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error)
 	DryRunCreate(ctx context.Context, obj map[string]any, name string) (map[string]any, error)
+	DryRunApply(ctx context.Context, obj map[string]any) (map[string]any, error)
 	// ServerVersion is the API server's version ("v1.34.2").
 	ServerVersion() string
 }
@@ -277,7 +283,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	}
 	checker := owners.NewChecker(append(append([]manifest.Object{}, desired...), previous...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
-	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}}
+	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
 
 	prevByID := map[manifest.Identity]manifest.Object{}
 	for _, o := range previous {
@@ -373,6 +379,9 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		if o.Refused != "" {
 			rep.Refused++
 		}
+		if o.Refusal != nil {
+			rep.WillFail++
+		}
 		if targets[i].serverSide {
 			rep.Apply = ApplyServerSide
 		}
@@ -459,6 +468,8 @@ type measure struct {
 
 	mu     sync.Mutex
 	dryRun map[string]string // resource → why the dry-run is not used for it ("" = use it)
+	// probeDenied are the resources whose dry-run write the user may not make.
+	probeDenied map[string]bool
 }
 
 func keyOf(o manifest.Object, id manifest.Identity) listKey {
@@ -528,10 +539,17 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 			row.Moved = MovedCluster // applied, then deleted
 		}
 		row.RenderDependent = row.Moved == MovedChart && m.in.SameInputs
-		if m.lists[keyOf(t.ob, t.id)].notServed {
+		notServed := m.lists[keyOf(t.ob, t.id)].notServed
+		if notServed {
 			row.Resolved, row.Why = false, "fails: the cluster does not serve "+t.ob.Kind+" "+t.ob.APIVersion+" (install its CRD first)"
 		}
 		o.Rows = append(o.Rows, row)
+		if desired, err := t.ob.Decode(); err == nil && !notServed {
+			if t.id.Namespace != "" {
+				desired = withNamespace(desired, t.id.Namespace)
+			}
+			m.probe(ctx, t, &o, desired)
+		}
 		return o, nil
 	}
 	desired, err := t.ob.Decode()
@@ -582,6 +600,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 			}
 		}
 	}
+	m.probe(ctx, t, &o, desired)
 	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, chart, p.prev, t.id.Namespace)
 	if err != nil {
 		return o, err

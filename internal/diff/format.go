@@ -116,6 +116,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
 		last = "NEXT RECONCILE"
 	}
+	if r.WillFail > 0 {
+		fmt.Fprintf(w, "this upgrade will fail: the API server refuses %d objects (WILL-FAIL below)\n", r.WillFail)
+	}
 	moved := ""
 	if r.Rendered {
 		moved = "MOVED\t"
@@ -153,6 +156,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 			fmt.Fprintf(w, "REFUSED  %s: %s\n", o.Object, o.Refused)
 		case o.Adopted:
 			fmt.Fprintf(w, "ADOPTED  %s: it exists without this release's ownership metadata; --take-ownership takes it over\n", o.Object)
+		}
+		if o.Refusal != nil {
+			fmt.Fprintf(w, "WILL-FAIL  %s: %s\n", o.Object, refusalText(o.Refusal))
 		}
 	}
 	for _, o := range r.Objects {
@@ -202,6 +208,11 @@ func renderDependent(r *Report) int {
 		}
 	}
 	return n
+}
+
+// refusalText reads "422 Invalid: spec.selector: field is immutable".
+func refusalText(r *Refusal) string {
+	return fmt.Sprintf("%d %s: %s", r.Code, r.Reason, r.Message)
 }
 
 func unstableCounted(r *Report) string {
@@ -285,6 +296,9 @@ func writeCounts(w io.Writer, r *Report) {
 	if r.Refused > 0 {
 		fmt.Fprintf(w, "  %-17s %d objects (Helm refuses to adopt them)\n", "refused", r.Refused)
 	}
+	if r.WillFail > 0 {
+		fmt.Fprintf(w, "  %-17s %d objects (the API server refuses them: the upgrade fails)\n", "will fail", r.WillFail)
+	}
 	if r.Unmeasured > 0 {
 		fmt.Fprintf(w, "  %-17s %d objects\n", "could not measure", r.Unmeasured)
 	}
@@ -292,6 +306,9 @@ func writeCounts(w io.Writer, r *Report) {
 
 func writeMarkdown(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "### %s/%s revision %d\n\n", r.Namespace, r.Release, r.Revision)
+	if r.WillFail > 0 {
+		fmt.Fprintf(w, "**This upgrade will fail**: the API server refuses %d objects.\n\n", r.WillFail)
+	}
 	rows := 0
 	for _, o := range r.Objects {
 		for _, d := range o.Rows {
@@ -312,11 +329,14 @@ func writeMarkdown(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "- to prune: %s%s\n", md(p.Object), md(pruneNote(p)))
 	}
 	for _, o := range r.Objects {
+		if o.Refusal != nil {
+			fmt.Fprintf(w, "- will fail: %s: %s\n", md(o.Object), md(refusalText(o.Refusal)))
+		}
 		if o.Error != "" {
 			fmt.Fprintf(w, "- could not measure: %s: %s\n", md(o.Object), md(o.Error))
 		}
 	}
-	if len(r.Prune) > 0 || r.Unmeasured > 0 {
+	if len(r.Prune) > 0 || r.Unmeasured > 0 || r.WillFail > 0 {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s\n\n", md(summary(r)))

@@ -14,17 +14,18 @@ import (
 func sample() *Report {
 	agree, differ := true, false
 	return &Report{Release: "web", Namespace: "apps", Revision: 3, Normalize: Auto, Apply: "server-side", Divergences: 6, Compared: 64,
-		Rendered: true, DriftRows: 3, Changes: 3,
+		Rendered: true, DriftRows: 3, Changes: 3, WillFail: 1,
 		Counts: map[compare.Class]int{compare.Differs: 2, compare.ChartOnly: 1, compare.ClusterOnly: 2, compare.Shadows: 2}, PendingDeletions: 1,
 		Objects: []Object{
 			{Object: "ConfigMap apps/web-extra", Missing: true, Normalize: "-", Compared: 1, Rows: []Row{
 				{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created", Moved: MovedChart}}},
-			{Object: "Deployment.apps apps/web", Normalize: Server, Compared: 60, Rows: []Row{
-				{Class: compare.Differs, Path: "spec.replicas", Pointer: "/spec/replicas", Chart: int64(2), Cluster: int64(3), Why: "conflict with kubectl-patch: helm upgrade fails unless --force-conflicts", Managers: []string{"kubectl-patch"}, Moved: MovedBoth},
-				{Class: compare.ClusterOnly, Path: "spec.template.metadata.annotations.old", Pointer: "/spec/template/metadata/annotations/old", Cluster: "1", PendingDeletion: true, Resolved: true, Why: "removes it (in the last release, not in the new render)", Moved: MovedChart},
-				{Class: compare.ClusterOnly, Path: "spec.template.spec.containers[name=web].livenessProbe.initialDelaySeconds", Cluster: int64(30), Inert: true, Why: "kept: the chart does not state it", Moved: MovedCluster},
-				{Class: compare.Shadows, Path: "spec.template.spec.containers[name=web].env[name=LOG_LEVEL]", From: "ConfigMap web-settings", Agree: &agree, Why: "kept", Moved: MovedCluster},
-				{Class: compare.Shadows, Path: "spec.template.spec.containers[name=web].env[name=TOKEN]", From: "Secret web-creds", Agree: &differ, Redacted: true, Why: "kept", Moved: MovedCluster}}},
+			{Object: "Deployment.apps apps/web", Normalize: Server, Compared: 60,
+				Refusal: &Refusal{Reason: "Invalid", Code: 422, Field: "spec.selector", Message: "spec.selector: field is immutable"}, Rows: []Row{
+					{Class: compare.Differs, Path: "spec.replicas", Pointer: "/spec/replicas", Chart: int64(2), Cluster: int64(3), Why: "conflict with kubectl-patch: helm upgrade fails unless --force-conflicts", Managers: []string{"kubectl-patch"}, Moved: MovedBoth},
+					{Class: compare.ClusterOnly, Path: "spec.template.metadata.annotations.old", Pointer: "/spec/template/metadata/annotations/old", Cluster: "1", PendingDeletion: true, Resolved: true, Why: "removes it (in the last release, not in the new render)", Moved: MovedChart},
+					{Class: compare.ClusterOnly, Path: "spec.template.spec.containers[name=web].livenessProbe.initialDelaySeconds", Cluster: int64(30), Inert: true, Why: "kept: the chart does not state it", Moved: MovedCluster},
+					{Class: compare.Shadows, Path: "spec.template.spec.containers[name=web].env[name=LOG_LEVEL]", From: "ConfigMap web-settings", Agree: &agree, Why: "kept", Moved: MovedCluster},
+					{Class: compare.Shadows, Path: "spec.template.spec.containers[name=web].env[name=TOKEN]", From: "Secret web-creds", Agree: &differ, Redacted: true, Why: "kept", Moved: MovedCluster}}},
 			{Object: "Service apps/web", Normalize: "-", Error: "forbidden: needs list on services in namespace apps", Rows: []Row{}},
 			{Object: "Secret apps/web-creds", Normalize: "offline (dry-run forbidden: no create on secrets)", Compared: 3, Rows: []Row{
 				{Class: compare.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, Resolved: true, Why: "resets it to the chart's value", Moved: MovedChart, RenderDependent: true}}},

@@ -21,6 +21,7 @@ type fakeCluster struct {
 	objects   []map[string]any
 	forbidden map[string]bool // kind → LIST refused
 	notServed map[string]bool // kind → no such kind
+	refuse    error           // what a dry-run apply answers
 
 	mu    sync.Mutex
 	lists map[string]int // group/kind/namespace → LISTs
@@ -98,8 +99,9 @@ func (f *fakeCluster) CRDSchema(context.Context, string, string, string) (map[st
 	return nil, nil
 }
 
-func (f *fakeCluster) DryRunCreate(context.Context, map[string]any, string) (map[string]any, error) {
-	return nil, fmt.Errorf("the fake cluster has no dry-run: measure offline")
+// DryRunCreate stores nothing and defaults nothing: the object comes back as given.
+func (f *fakeCluster) DryRunCreate(_ context.Context, obj map[string]any, _ string) (map[string]any, error) {
+	return obj, nil
 }
 
 func (f *fakeCluster) ServerVersion() string { return "v1.34.2" }
@@ -319,4 +321,11 @@ func TestRunWhoMoved(t *testing.T) {
 			}
 		})
 	}
+}
+
+func (f *fakeCluster) DryRunApply(_ context.Context, obj map[string]any) (map[string]any, error) {
+	if f.refuse != nil {
+		return nil, f.refuse
+	}
+	return obj, nil
 }

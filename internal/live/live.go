@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -255,6 +256,40 @@ func (c *Client) DryRunCreate(ctx context.Context, obj map[string]any, name stri
 	return out.Object, nil
 }
 
+// DryRunApply asks the API server to apply obj (server-side apply, dryRun=All, forced, as the
+// field manager helm-drift) over the live object of its name, and returns the object it would
+// have stored: the write an upgrade makes meets the same validation (immutable fields, schema)
+// and admission (webhooks, policies) as a real one, and nothing is persisted. Kubernetes
+// authorises it like a real patch.
+func (c *Client) DryRunApply(ctx context.Context, obj map[string]any) (map[string]any, error) {
+	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+	gvk := u.GroupVersionKind()
+	m, err := c.mapping(gvk.Group, gvk.Version, gvk.Kind)
+	if err != nil {
+		return nil, err
+	}
+	u.SetResourceVersion("")
+	u.SetManagedFields(nil)
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	res := c.dynamic.Resource(m.Resource)
+	opts := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "helm-drift", Force: ptrTrue()}
+	var out *unstructured.Unstructured
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		out, err = res.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+	} else {
+		out, err = res.Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out.Object, nil
+}
+
+func ptrTrue() *bool { t := true; return &t }
+
 // Resource returns the resource name (plural.group) the cluster serves group/kind under,
 // as RBAC rules name it.
 func (c *Client) Resource(group, version, kind string) (string, error) {
@@ -295,13 +330,14 @@ func (c *Client) CRDSchema(ctx context.Context, group, version, kind string) (ma
 
 // Counts counts requests by verb, for --stats and the benchmarks.
 type Counts struct {
-	list, get, create, discovery, other atomic.Int64
+	list, get, create, apply, discovery, other atomic.Int64
 }
 
-// String reads "12 requests: 3 LIST, 1 GET, 0 dry-run, 8 discovery, 0 other".
+// String reads "12 requests: 3 LIST, 1 GET, 0 dry-run create, 0 dry-run apply, 8 discovery,
+// 0 other".
 func (c *Counts) String() string {
-	l, g, cr, d, o := c.list.Load(), c.get.Load(), c.create.Load(), c.discovery.Load(), c.other.Load()
-	return fmt.Sprintf("%d requests: %d LIST, %d GET, %d dry-run create, %d discovery, %d other", l+g+cr+d+o, l, g, cr, d, o)
+	l, g, cr, a, d, o := c.list.Load(), c.get.Load(), c.create.Load(), c.apply.Load(), c.discovery.Load(), c.other.Load()
+	return fmt.Sprintf("%d requests: %d LIST, %d GET, %d dry-run create, %d dry-run apply, %d discovery, %d other", l+g+cr+a+d+o, l, g, cr, a, d, o)
 }
 
 // Lists returns the number of LIST requests.
@@ -309,7 +345,7 @@ func (c *Counts) Lists() int64 { return c.list.Load() }
 
 // Total returns the number of requests.
 func (c *Counts) Total() int64 {
-	return c.list.Load() + c.get.Load() + c.create.Load() + c.discovery.Load() + c.other.Load()
+	return c.list.Load() + c.get.Load() + c.create.Load() + c.apply.Load() + c.discovery.Load() + c.other.Load()
 }
 
 // Wrap returns rt counting each request.
@@ -329,6 +365,8 @@ func (c *Counts) count(r *http.Request) {
 		c.discovery.Add(1)
 	case r.Method == http.MethodPost:
 		c.create.Add(1)
+	case r.Method == http.MethodPatch && r.URL.Query().Get("dryRun") != "":
+		c.apply.Add(1)
 	case r.Method == http.MethodGet && r.URL.Query().Get("watch") == "" && isCollection(parts):
 		c.list.Add(1)
 	case r.Method == http.MethodGet:

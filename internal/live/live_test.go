@@ -220,6 +220,7 @@ func TestCountsClassify(t *testing.T) {
 		{"GET", "/api/v1/namespaces/apps/configmaps", "LIST"}, {"GET", "/apis/apps/v1/deployments", "LIST"},
 		{"GET", "/api/v1/namespaces/apps/configmaps/a", "GET"}, {"GET", "/api/v1/namespaces/apps", "GET"},
 		{"POST", "/api/v1/namespaces/apps/configmaps", "dry-run create"}, {"PATCH", "/api/v1/namespaces/apps/configmaps/a", "other"},
+		{"PATCH", "/api/v1/namespaces/apps/configmaps/a?dryRun=All", "dry-run apply"},
 	} {
 		c := &Counts{}
 		r, _ := http.NewRequest(tc.method, "https://cluster"+tc.path, nil)

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// willFailReport is the part of diff's JSON the WILL-FAIL test reads.
+type willFailReport struct {
+	WillFail int `json:"willFail"`
+	Objects  []struct {
+		Object  string `json:"object"`
+		Refusal *struct {
+			Reason, Field, Message string
+		} `json:"refusal"`
+	} `json:"objects"`
+}
+
+// refused lists "object|field" per refused object.
+func (r willFailReport) refused() []string {
+	var out []string
+	for _, o := range r.Objects {
+		if o.Refusal != nil {
+			out = append(out, o.Object+"|"+o.Refusal.Field)
+		}
+	}
+	return out
+}
+
+// TestDiffUpgradeWillFail: for each way the API server refuses an upgrade (a Deployment whose
+// selector changes, a Service whose clusterIP is set to another value, a StatefulSet whose
+// volumeClaimTemplates change, a PVC that asks for less, a ConfigMap a ValidatingAdmissionPolicy
+// denies, a ConfigMap past a full ResourceQuota), diff upgrade says WILL-FAIL naming the object
+// (and the field, where the server names one), says "this upgrade will fail" before the rows,
+// and exits 2 even with --exit-code-on drift; then the real helm upgrade (Helm 3 and Helm 4)
+// fails on the same object. A change of a mutable field is no WILL-FAIL, and the real upgrade
+// succeeds.
+func TestDiffUpgradeWillFail(t *testing.T) {
+	chart := filepath.Join(repoRoot, "testdata/charts/refusals")
+	cases := []struct {
+		name, set, object, field, helmSays string
+		setup                              func(t *testing.T, ns string)
+	}{
+		{name: "selector", set: "selector=v2", object: "Deployment.apps %s/app-web", field: "spec.selector", helmSays: "field is immutable"},
+		{name: "clusterIP", set: "clusterIP=10.0.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set"},
+		{name: "volumeClaimTemplates", set: "claimSize=2Gi", object: "StatefulSet.apps %s/app-db", field: "spec", helmSays: "updates to statefulset spec for fields other than"},
+		{name: "smaller PVC", set: "pvcSize=1Gi", object: "PersistentVolumeClaim %s/app-cache", field: "spec", helmSays: "app-cache"},
+		{name: "admission policy", set: "policyLabel=refused", object: "ConfigMap %s/app-settings", helmSays: "denied request", setup: denyLabel},
+		{name: "full quota", set: "extraConfigMaps=1", object: "ConfigMap %s/app-extra-0", helmSays: "exceeded quota", setup: fullQuota},
+	}
+	for _, helmName := range []string{"helm3", "helm4"} {
+		for _, tc := range cases {
+			t.Run(helmName+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				h := clusterHelm(t, helmName)
+				ns := cluster.Namespace(t)
+				h.run(t, false, nil, "install", "app", chart, "-n", ns)
+				if tc.setup != nil {
+					tc.setup(t, ns)
+				}
+				object := fmt.Sprintf(tc.object, ns)
+				out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+				var rep willFailReport
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatalf("diff -o json: exit %d, %v\n%s%s", code, err, out, errOut)
+				}
+				if want := object + "|" + tc.field; code != 2 || rep.WillFail != 1 || strings.Join(rep.refused(), ",") != want {
+					t.Errorf("--set %s: exit %d, will fail %d, refused %v; want exit 2 and %s\n%s", tc.set, code, rep.WillFail, rep.refused(), want, out)
+				}
+				table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "--exit-code-on", "drift", "--kubeconfig", cluster.Kubeconfig)
+				if code != 2 || !strings.HasPrefix(table, "this upgrade will fail") || !strings.Contains(table, "WILL-FAIL  "+object) {
+					t.Errorf("table, --exit-code-on drift: exit %d, want 2, led by \"this upgrade will fail\" and a WILL-FAIL line for %s\n%s", code, object, table)
+				}
+				_, helmErr := h.run(t, true, nil, "upgrade", "app", chart, "-n", ns, "--set", tc.set)
+				name := object[strings.LastIndex(object, "/")+1:]
+				if !strings.Contains(helmErr, name) || !strings.Contains(helmErr, tc.helmSays) {
+					t.Errorf("the real helm upgrade --set %s: want it to fail on %s (%q)\n%s", tc.set, name, tc.helmSays, helmErr)
+				}
+			})
+		}
+		t.Run(helmName+"/mutable", func(t *testing.T) {
+			t.Parallel()
+			h := clusterHelm(t, helmName)
+			ns := cluster.Namespace(t)
+			h.run(t, false, nil, "install", "app", chart, "-n", ns)
+			table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour", "--kubeconfig", cluster.Kubeconfig)
+			if code != 2 || strings.Contains(table, "WILL-FAIL") || strings.Contains(table, "will fail") || !hasRow(table, "data.greeting", "bonjour") {
+				t.Errorf("a mutable change: exit %d, want 2 with the greeting row and no WILL-FAIL\n%s", code, table)
+			}
+			h.run(t, false, nil, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour")
+		})
+	}
+}
+
+// denyLabel makes a ValidatingAdmissionPolicy on the test environment deny ConfigMaps labelled
+// policy=refused in ns, and waits until the API server enforces it.
+func denyLabel(t *testing.T, ns string) {
+	t.Helper()
+	name := "refuse-" + ns
+	applyYAML(t, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %[1]s}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+  - expression: "!has(object.metadata.labels) || !('policy' in object.metadata.labels) || object.metadata.labels['policy'] != 'refused'"
+    message: "ConfigMaps labelled policy=refused are not admitted"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: %[1]s}
+spec:
+  policyName: %[1]s
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: %[2]s}`, name, ns))
+	t.Cleanup(func() {
+		ctx := context.Background()
+		cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"}).Delete(ctx, name, metav1.DeleteOptions{})
+		cluster.Dynamic.Resource(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}).Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	probe := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"probe","namespace":%q,"labels":{"policy":"refused"}}}`, ns)
+	testenv.Eventually(t, 30*time.Second, "the policy enforced", func() (bool, string) {
+		_, err := cluster.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns).
+			Patch(context.Background(), "probe", types.ApplyPatchType, []byte(probe), metav1.PatchOptions{FieldManager: "probe", DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "denied request"), fmt.Sprint(err)
+	})
+}
+
+// fullQuota puts a ResourceQuota on ns whose count/configmaps is used up (the test
+// environment runs no quota controller: the test writes its status, as the controller would).
+func fullQuota(t *testing.T, ns string) {
+	t.Helper()
+	quotas := cluster.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}).Namespace(ns)
+	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: objects, namespace: %s}\nspec:\n  hard: {count/configmaps: \"1\"}", ns))
+	status := []byte(`{"status":{"hard":{"count/configmaps":"1"},"used":{"count/configmaps":"1"}}}`)
+	if _, err := quotas.Patch(context.Background(), "objects", types.MergePatchType, status, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+}

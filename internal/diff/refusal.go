@@ -1,0 +1,134 @@
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Refusal is the API server's refusal of the write an upgrade would make to one object: a
+// validation error (an immutable field, a schema the object no longer fits), an admission
+// webhook's or policy's denial, a full quota. The upgrade fails on it.
+type Refusal struct {
+	// Reason is the API server's (Invalid, Forbidden, BadRequest) and Code its HTTP status.
+	Reason string `json:"reason"`
+	Code   int32  `json:"code"`
+	// Field names the fields refused ("spec.selector"), when the server says.
+	Field string `json:"field,omitempty"`
+	// Message is what the server says, its quoted values left out; for a Secret only the
+	// reason.
+	Message string `json:"message"`
+}
+
+// rbacDenied tells an authorisation failure (the user may not make the dry-run) from an
+// admission refusal, which is also a 403.
+var rbacDenied = regexp.MustCompile(`(User|ServiceAccount|Group) "[^"]*" cannot [a-z]+ resource`)
+
+// refusalOf reads a dry-run's error as the API server's refusal of the write; nil when it is
+// no refusal (a permission the user lacks, a timeout, a server error): the probe then says
+// nothing.
+func refusalOf(err error, kind string) *Refusal {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return nil
+	}
+	s := st.Status()
+	switch s.Reason {
+	case metav1.StatusReasonInvalid, metav1.StatusReasonBadRequest:
+	case metav1.StatusReasonForbidden:
+		if rbacDenied.MatchString(s.Message) {
+			return nil
+		}
+	default:
+		return nil
+	}
+	r := &Refusal{Reason: string(s.Reason), Code: s.Code}
+	var fields, says []string
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if c.Field != "" && !slices.Contains(fields, c.Field) {
+				fields = append(fields, c.Field)
+			}
+			if m := withoutValue(c.Message); m != "" {
+				says = append(says, strings.TrimSpace(c.Field+": "+m))
+			}
+		}
+	}
+	r.Field = strings.Join(fields, ", ")
+	switch {
+	case kind == "Secret":
+		r.Message = fmt.Sprintf("%d %s (the message is not shown for a Secret)", s.Code, s.Reason)
+	case len(says) > 0 && s.Reason == metav1.StatusReasonInvalid:
+		r.Message = strings.Join(says, "; ")
+	default:
+		r.Message = s.Message
+	}
+	return r
+}
+
+// invalidValue is a validation message's quoted value: "Invalid value: v1.LabelSelector{...}: ".
+var invalidValue = regexp.MustCompile(`^Invalid value: .*?: `)
+
+// withoutValue drops the value a validation message quotes, keeping what is wrong with it:
+// "Invalid value: \"x\": field is immutable" → "field is immutable".
+func withoutValue(msg string) string {
+	if i := strings.LastIndex(msg, ": "); strings.HasPrefix(msg, "Invalid value: ") && i >= 0 {
+		return msg[i+2:]
+	}
+	return invalidValue.ReplaceAllString(msg, "")
+}
+
+// probe asks the API server, with a dry run, whether it takes the write the upgrade would make
+// to t: an apply of the render over the live object, or the creation of a missing one under
+// its own name. Only for a new render (diff upgrade, diff helmrelease) in the server and auto
+// modes, and only when the upgrade writes the object (a row it resolves or the chart moved);
+// a kind whose dry-run the user may not make is not probed.
+func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[string]any) {
+	if !m.in.Rendered || (m.in.Normalize != Server && m.in.Normalize != Auto) || o.Refused != "" {
+		return
+	}
+	writes := o.Missing
+	for _, r := range o.Rows {
+		writes = writes || r.Resolved || r.Moved == MovedChart || r.Moved == MovedBoth
+	}
+	if !writes {
+		return
+	}
+	group, version := splitAPIVersion(t.ob.APIVersion)
+	res, err := m.cl.Resource(group, version, t.ob.Kind)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	skip := m.probeDenied[res]
+	m.mu.Unlock()
+	if skip {
+		return
+	}
+	if o.Missing {
+		_, err = m.cl.DryRunCreate(ctx, desired, t.ob.Name)
+	} else {
+		_, err = m.cl.DryRunApply(ctx, desired)
+	}
+	if err == nil {
+		return
+	}
+	if apierrors.IsForbidden(err) && rbacDenied.MatchString(err.Error()) {
+		m.mu.Lock()
+		m.probeDenied[res] = true
+		m.mu.Unlock()
+		return
+	}
+	if r := refusalOf(err, t.ob.Kind); r != nil {
+		o.Refusal = r
+		for i := range o.Rows {
+			o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestRefusalOf(t *testing.T) {
+	deploy := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	immutable := apierrors.NewInvalid(deploy, "web", field.ErrorList{
+		field.Invalid(field.NewPath("spec", "selector"), map[string]string{"app": "web-v2"}, "field is immutable")})
+	for _, tc := range []struct {
+		name string
+		err  error
+		kind string
+		want string // "" = no refusal
+	}{
+		{"an immutable field, its value left out", immutable, "Deployment", "422 Invalid spec.selector: spec.selector: field is immutable"},
+		{"an admission policy's denial", apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "web", errors.New(`ValidatingAdmissionPolicy 'no-latest' with binding 'no-latest' denied request: images must be pinned`)), "ConfigMap",
+			"403 Forbidden : configmaps \"web\" is forbidden: ValidatingAdmissionPolicy 'no-latest' with binding 'no-latest' denied request: images must be pinned"},
+		{"a full quota", apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "extra", errors.New("exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=2, limited: count/configmaps=2")), "ConfigMap",
+			"403 Forbidden : configmaps \"extra\" is forbidden: exceeded quota: objects, requested: count/configmaps=1, used: count/configmaps=2, limited: count/configmaps=2"},
+		{"a permission the user lacks is no refusal", apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New(`User "dev" cannot patch resource "deployments" in API group "apps" in the namespace "shop"`)), "Deployment", ""},
+		{"a server error is no refusal", apierrors.NewInternalError(errors.New("etcd timeout")), "Deployment", ""},
+		{"a Secret: the reason only", apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "creds", field.ErrorList{field.Invalid(field.NewPath("data", "password"), "hunter2", "bad")}), "Secret", "422 Invalid data.password: 422 Invalid (the message is not shown for a Secret)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := refusalOf(tc.err, tc.kind)
+			got := ""
+			if r != nil {
+				got = fmt.Sprintf("%d %s %s: %s", r.Code, r.Reason, r.Field, r.Message)
+			}
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			if strings.Contains(got, "web-v2") || strings.Contains(got, "hunter2") {
+				t.Errorf("a refused value is quoted: %s", got)
+			}
+		})
+	}
+}
+
+// TestRunWillFail: an object the API server refuses to take is WILL-FAIL: its rows are not
+// resolved, the report counts it, and it is drift for either exit-code rule.
+func TestRunWillFail(t *testing.T) {
+	immutable := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "app", field.ErrorList{field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set")})
+	cl := &fakeCluster{objects: objs(t, cmApp), refuse: immutable}
+	desired := strings.Replace(cmApp, "mode: fast", "mode: slow", 1)
+	for _, tc := range []struct {
+		mode     string
+		rendered bool
+		willFail int
+	}{{Auto, true, 1}, {Server, true, 1}, {Offline, true, 0}, {Auto, false, 0}} {
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: cmApp, Rendered: tc.rendered, Normalize: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.WillFail != tc.willFail {
+			t.Errorf("%s (rendered %v): %d will fail, want %d", tc.mode, tc.rendered, rep.WillFail, tc.willFail)
+			continue
+		}
+		if tc.willFail == 0 {
+			continue
+		}
+		o := rep.Objects[0]
+		if o.Refusal == nil || o.Refusal.Field != "data" || o.Rows[0].Resolved || !rep.Drift() || !rep.Drifted() {
+			t.Errorf("%s: refusal %+v, rows %+v: want the rows unresolved and the report drifted", tc.mode, o.Refusal, o.Rows)
+		}
+	}
+}
