@@ -43,19 +43,22 @@ func (r willFailReport) refused() []string {
 // volumeClaimTemplates change, a PVC that asks for less, a ConfigMap a ValidatingAdmissionPolicy
 // denies, a ConfigMap past a full ResourceQuota), diff upgrade says WILL-FAIL naming the object
 // (and the field, where the server names one), says "this upgrade will fail" before the rows,
-// and exits 2 even with --exit-code-on drift; then the real helm upgrade (Helm 3 and Helm 4)
-// fails on the same object. A change of a mutable field is no WILL-FAIL, and the real upgrade
+// and exits 2 even with --exit-code-on drift; offline, the API server's update validation run
+// in process finds the immutable-field kinds too (not the admission policy nor the quota, which
+// only the server sees); then the real helm upgrade (Helm 3 and Helm 4) fails on the same
+// object. A change of a mutable field is no WILL-FAIL in any mode, and the real upgrade
 // succeeds.
 func TestDiffUpgradeWillFail(t *testing.T) {
 	chart := filepath.Join(repoRoot, "testdata/charts/refusals")
 	cases := []struct {
 		name, set, object, field, helmSays string
 		setup                              func(t *testing.T, ns string)
+		offline                            bool // the offline update validation finds it too
 	}{
-		{name: "selector", set: "selector=v2", object: "Deployment.apps %s/app-web", field: "spec.selector", helmSays: "field is immutable"},
-		{name: "clusterIP", set: "clusterIP=10.0.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set"},
-		{name: "volumeClaimTemplates", set: "claimSize=2Gi", object: "StatefulSet.apps %s/app-db", field: "spec", helmSays: "updates to statefulset spec for fields other than"},
-		{name: "smaller PVC", set: "pvcSize=1Gi", object: "PersistentVolumeClaim %s/app-cache", field: "spec", helmSays: "app-cache"},
+		{name: "selector", set: "selector=v2", object: "Deployment.apps %s/app-web", field: "spec.selector", helmSays: "field is immutable", offline: true},
+		{name: "clusterIP", set: "clusterIP=10.0.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set", offline: true},
+		{name: "volumeClaimTemplates", set: "claimSize=2Gi", object: "StatefulSet.apps %s/app-db", field: "spec", helmSays: "updates to statefulset spec for fields other than", offline: true},
+		{name: "smaller PVC", set: "pvcSize=1Gi", object: "PersistentVolumeClaim %s/app-cache", field: "spec", helmSays: "app-cache", offline: true},
 		{name: "admission policy", set: "policyLabel=refused", object: "ConfigMap %s/app-settings", helmSays: "denied request", setup: denyLabel},
 		{name: "full quota", set: "extraConfigMaps=1", object: "ConfigMap %s/app-extra-0", helmSays: "exceeded quota", setup: fullQuota},
 	}
@@ -78,6 +81,14 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 				if want := object + "|" + tc.field; code != 2 || rep.WillFail != 1 || strings.Join(rep.refused(), ",") != want {
 					t.Errorf("--set %s: exit %d, will fail %d, refused %v; want exit 2 and %s\n%s", tc.set, code, rep.WillFail, rep.refused(), want, out)
 				}
+				out, errOut, code = diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "--normalize", "offline", "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+				rep = willFailReport{}
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatalf("diff --normalize offline -o json: exit %d, %v\n%s%s", code, err, out, errOut)
+				}
+				if got := strings.Join(rep.refused(), ","); tc.offline != (rep.WillFail == 1 && strings.HasPrefix(got, object+"|") && !strings.HasSuffix(got, "|")) {
+					t.Errorf("--normalize offline --set %s: will fail %d, refused %v; want the offline validation to find it: %v\n%s", tc.set, rep.WillFail, got, tc.offline, out)
+				}
 				table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "--exit-code-on", "drift", "--kubeconfig", cluster.Kubeconfig)
 				if code != 2 || !strings.HasPrefix(table, "this upgrade will fail") || !strings.Contains(table, "WILL-FAIL  "+object) {
 					t.Errorf("table, --exit-code-on drift: exit %d, want 2, led by \"this upgrade will fail\" and a WILL-FAIL line for %s\n%s", code, object, table)
@@ -94,9 +105,11 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 			h := clusterHelm(t, helmName)
 			ns := cluster.Namespace(t)
 			h.run(t, false, nil, "install", "app", chart, "-n", ns)
-			table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour", "--kubeconfig", cluster.Kubeconfig)
-			if code != 2 || strings.Contains(table, "WILL-FAIL") || strings.Contains(table, "will fail") || !hasRow(table, "data.greeting", "bonjour") {
-				t.Errorf("a mutable change: exit %d, want 2 with the greeting row and no WILL-FAIL\n%s", code, table)
+			for _, mode := range []string{"auto", "offline", "server"} {
+				table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour", "--normalize", mode, "--kubeconfig", cluster.Kubeconfig)
+				if code != 2 || strings.Contains(table, "WILL-FAIL") || strings.Contains(table, "will fail") || !hasRow(table, "data.greeting", "bonjour") {
+					t.Errorf("a mutable change, --normalize %s: exit %d, want 2 with the greeting row and no WILL-FAIL\n%s", mode, code, table)
+				}
 			}
 			h.run(t, false, nil, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour")
 		})

@@ -600,7 +600,9 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 			}
 		}
 	}
-	m.probe(ctx, t, &o, desired)
+	if !m.probe(ctx, t, &o, desired) {
+		m.validateOffline(ctx, t, tm, &o, desired)
+	}
 	shadows, err := m.shadowRows(ctx, t.ob.Kind, cluster, chart, p.prev, t.id.Namespace)
 	if err != nil {
 		return o, err

@@ -10,6 +10,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/defaulting"
 )
 
 // Refusal is the API server's refusal of the write an upgrade would make to one object: a
@@ -89,27 +92,23 @@ func withoutValue(msg string) string {
 // its own name. Only for a new render (diff upgrade, diff helmrelease) in the server and auto
 // modes, and only when the upgrade writes the object (a row it resolves or the chart moved);
 // a kind whose dry-run the user may not make is not probed.
-func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[string]any) {
+func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[string]any) (asked bool) {
 	if !m.in.Rendered || (m.in.Normalize != Server && m.in.Normalize != Auto) || o.Refused != "" {
-		return
+		return false
 	}
-	writes := o.Missing
-	for _, r := range o.Rows {
-		writes = writes || r.Resolved || r.Moved == MovedChart || r.Moved == MovedBoth
-	}
-	if !writes {
-		return
+	if !upgradeWrites(o) {
+		return true // nothing to ask: the upgrade does not write it
 	}
 	group, version := splitAPIVersion(t.ob.APIVersion)
 	res, err := m.cl.Resource(group, version, t.ob.Kind)
 	if err != nil {
-		return
+		return false
 	}
 	m.mu.Lock()
 	skip := m.probeDenied[res]
 	m.mu.Unlock()
 	if skip {
-		return
+		return false
 	}
 	if o.Missing {
 		_, err = m.cl.DryRunCreate(ctx, desired, t.ob.Name)
@@ -117,13 +116,13 @@ func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[s
 		_, err = m.cl.DryRunApply(ctx, desired)
 	}
 	if err == nil {
-		return
+		return true
 	}
 	if apierrors.IsForbidden(err) && rbacDenied.MatchString(err.Error()) {
 		m.mu.Lock()
 		m.probeDenied[res] = true
 		m.mu.Unlock()
-		return
+		return false
 	}
 	if r := refusalOf(err, t.ob.Kind); r != nil {
 		o.Refusal = r
@@ -131,4 +130,86 @@ func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[s
 			o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
 		}
 	}
+	return true
+}
+
+// upgradeWrites reports whether the upgrade writes o: it creates it, or a row is one the
+// upgrade resolves or the chart moved.
+func upgradeWrites(o *Object) bool {
+	writes := o.Missing
+	for _, r := range o.Rows {
+		writes = writes || r.Resolved || r.Moved == MovedChart || r.Moved == MovedBoth
+	}
+	return writes
+}
+
+// validateOffline runs, without the cluster, the API server's own update validation of the
+// kinds whose fields an update may not change (internal/defaulting ValidateUpdate) on the
+// render applied over the live object: a change the server would refuse (an immutable field,
+// a StatefulSet's volumeClaimTemplates, a claim that asks for less) is WILL-FAIL. For a new
+// render measured offline, or where the dry-run probe may not be made. What it cannot see:
+// admission webhooks and policies, quotas, a CRD's schema.
+func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeMeta, o *Object, desired map[string]any) {
+	if !m.in.Rendered || o.Missing || o.Refused != "" || o.Refusal != nil || t.live == nil || !upgradeWrites(o) {
+		return
+	}
+	// The render as written (defaulted, not given what the server allocated): a field the chart
+	// states over what the live object holds is the change the server judges.
+	written, _, err := m.written(ctx, t, tm, desired, Offline)
+	if err != nil {
+		return
+	}
+	refused, known, err := defaulting.ValidateUpdate(applyOver(t.live, written, t.ob.Kind), t.live)
+	if !known || err != nil || len(refused) == 0 {
+		return
+	}
+	var fields, says []string
+	for _, r := range refused {
+		if !slices.Contains(fields, r.Field) {
+			fields = append(fields, r.Field)
+		}
+		says = append(says, r.Field+": "+r.Detail)
+	}
+	o.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
+		Message: strings.Join(says, "; ") + " (offline: the API server's update validation, run here)"}
+	for i := range o.Rows {
+		o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+	}
+}
+
+// applyOver is the object an apply of desired leaves over live: desired's fields over the live
+// object's, maps merged key by key, lists as desired states them. A Service that states a
+// clusterIP and not clusterIPs gets clusterIPs from it, as the API server fills them in.
+// xref: k8s.io/kubernetes pkg/registry/core/service/strategy.go (normalizeClusterIPs).
+func applyOver(live, desired map[string]any, kind string) map[string]any {
+	out := mergeMaps(live, desired)
+	if kind == "Service" {
+		spec, _ := out["spec"].(map[string]any)
+		dspec, _ := desired["spec"].(map[string]any)
+		if ip, ok := dspec["clusterIP"].(string); ok && ip != "" && dspec["clusterIPs"] == nil && spec != nil {
+			spec["clusterIPs"] = []any{ip}
+		}
+	}
+	md, _ := out["metadata"].(map[string]any)
+	if md != nil {
+		delete(md, "managedFields")
+	}
+	return out
+}
+
+func mergeMaps(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if bm, ok := out[k].(map[string]any); ok {
+			if om, ok := v.(map[string]any); ok {
+				out[k] = mergeMaps(bm, om)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -75,3 +75,43 @@ func TestRunWillFail(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWillFailOffline: offline, the API server's update validation finds an immutable
+// selector change without asking the cluster.
+func TestRunWillFailOffline(t *testing.T) {
+	deploy := func(gen string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  selector:
+    matchLabels: {app: web, generation: ` + gen + `}
+  template:
+    metadata:
+      labels: {app: web, generation: ` + gen + `}
+    spec:
+      containers:
+      - name: web
+        image: nginx`
+	}
+	cl := &fakeCluster{objects: objs(t, deploy("v1"))}
+	for _, tc := range []struct {
+		gen      string
+		willFail int
+	}{{"v2", 1}, {"v1", 0}} {
+		desired := strings.Replace(deploy(tc.gen), "image: nginx", "image: nginx:1.28", 1)
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: deploy("v1"), Rendered: true, Normalize: Offline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.WillFail != tc.willFail {
+			t.Errorf("generation %s: %d will fail, want %d: %+v", tc.gen, rep.WillFail, tc.willFail, rep.Objects)
+			continue
+		}
+		if tc.willFail == 1 && (rep.Objects[0].Refusal.Field != "spec.selector" || !strings.Contains(rep.Objects[0].Refusal.Message, "field is immutable")) {
+			t.Errorf("refusal %+v: want spec.selector, field is immutable", rep.Objects[0].Refusal)
+		}
+	}
+}
