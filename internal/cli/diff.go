@@ -105,6 +105,15 @@ upgrade brings; when the chart and values are the stored release's, a note says 
 renders it differently each time or once its objects exist, as a lookup of a generated
 password does), or both. The summary line counts them: "N drift, M changes the upgrade brings".
 
+Will it fail: for a new render, each object the upgrade writes is asked of the API server with
+a dry run (server, auto: an apply over the live object, a create under its own name), which
+meets the real validation and admission chain; a refusal (an immutable field, a schema, an
+admission webhook or policy, a full quota) is WILL-FAIL with the server's reason, field and
+message, and the report says "this upgrade will fail" first. Offline (or where the dry run may
+not be made), the API server's own update validation runs in this process and finds the
+immutable fields (Deployment, StatefulSet, DaemonSet, Job, CronJob, Service, PVC); admission
+and quotas it cannot see.
+
 API-server defaults are not drift (--normalize):
   server   a server-side dry-run create of each object under a temporary name gives the API
            server's, the CRD schema's and admission's defaults; needs create RBAC on each kind
@@ -134,7 +143,8 @@ object, not the run: the report shows the others and lists it under COULD NOT ME
 Exit codes: 0 no drift; 2 drift found (a divergence, a pending deletion, an object the
 upgrade would delete: one kept by helm.sh/resource-policy: keep, or already gone, is listed
 under TO PRUNE but is no drift on its own; or an object Helm would refuse to adopt: REFUSED;
-with --exit-code-on drift, only a field the cluster moved); 3 could not measure (an object or
+an object the API server refuses: WILL-FAIL; with --exit-code-on drift, only a field the
+cluster moved, or WILL-FAIL); 3 could not measure (an object or
 kind unreadable, the API unreachable: never reported as clean); 1 usage or other error (no
 such release, chart or values file).
 `
