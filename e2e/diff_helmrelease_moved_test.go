@@ -2,11 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,6 +99,43 @@ func TestDiffHelmReleaseWhoMoved(t *testing.T) {
 		if _, code := hrDiff(t, "web", "-n", ns); code != 0 {
 			t.Errorf("after the forced reconcile: exit %d, want 0 (the chart renders the same value from now on)", code)
 		}
+	})
+	t.Run("will fail", func(t *testing.T) {
+		// A values change the API server refuses: WILL-FAIL for the upgrade the next
+		// reconcile makes, which then fails on that object.
+		ns := cluster.Namespace(t)
+		chartHelmRelease(t, ns, "refusals")
+		if _, code := hrDiff(t, "web", "-n", ns); code != 0 {
+			t.Fatalf("fresh install: exit %d, want 0", code)
+		}
+		// The change as a pull request would bring it: the HelmRelease as written, previewed
+		// with --file before anything reaches the cluster.
+		hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := map[string]any{"apiVersion": hr.GetAPIVersion(), "kind": hr.GetKind(),
+			"metadata": map[string]any{"name": "web", "namespace": ns}, "spec": hr.Object["spec"]}
+		written["spec"].(map[string]any)["values"] = map[string]any{"selector": "v2"}
+		file := filepath.Join(t.TempDir(), "web-hr.yaml")
+		data, _ := json.Marshal(written)
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		table, code := hrDiff(t, "--file", file)
+		if code != 2 || !strings.Contains(table, "next reconcile: upgrade") || !strings.Contains(table, "this upgrade will fail") ||
+			!strings.Contains(table, "WILL-FAIL  Deployment.apps "+ns+"/web-web: 422 Invalid: spec.selector") {
+			t.Errorf("selector changed in the HelmRelease's values: exit %d, want the upgrade predicted to fail on Deployment web-web\n%s", code, table)
+		}
+		applyYAML(t, string(data))
+		testenv.Eventually(t, 2*time.Minute, "helm-controller's upgrade fails", func() (bool, string) {
+			hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			msg := conditionMessage(hr, "Ready")
+			return condition(hr, "Ready") == "False" && strings.Contains(msg, "web-web") && strings.Contains(msg, "field is immutable"), msg
+		})
 	})
 	t.Run("generated", func(t *testing.T) {
 		ns := cluster.Namespace(t)

@@ -13,6 +13,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/defaulting"
+	"github.com/helm-drift/helm-drift/internal/flux"
 )
 
 // Refusal is the API server's refusal of the write an upgrade would make to one object: a
@@ -96,7 +97,7 @@ func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[s
 	if !m.in.Rendered || (m.in.Normalize != Server && m.in.Normalize != Auto) || o.Refused != "" {
 		return false
 	}
-	if !upgradeWrites(o) {
+	if !m.upgradeWrites(o) {
 		return true // nothing to ask: the upgrade does not write it
 	}
 	group, version := splitAPIVersion(t.ob.APIVersion)
@@ -134,8 +135,12 @@ func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[s
 }
 
 // upgradeWrites reports whether the upgrade writes o: it creates it, or a row is one the
-// upgrade resolves or the chart moved.
-func upgradeWrites(o *Object) bool {
+// upgrade resolves or the chart moved; for a HelmRelease, only when its next reconcile
+// upgrades or installs (a drift correction writes the stored manifest, not the render).
+func (m *measure) upgradeWrites(o *Object) bool {
+	if n := m.in.Next; n != nil && n.Action != flux.NextUpgrade && n.Action != flux.NextInstall {
+		return false // the HelmRelease's next reconcile does not write the render
+	}
 	writes := o.Missing
 	for _, r := range o.Rows {
 		writes = writes || r.Resolved || r.Moved == MovedChart || r.Moved == MovedBoth
@@ -150,7 +155,7 @@ func upgradeWrites(o *Object) bool {
 // render measured offline, or where the dry-run probe may not be made. What it cannot see:
 // admission webhooks and policies, quotas, a CRD's schema.
 func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeMeta, o *Object, desired map[string]any) {
-	if !m.in.Rendered || o.Missing || o.Refused != "" || o.Refusal != nil || t.live == nil || !upgradeWrites(o) {
+	if !m.in.Rendered || o.Missing || o.Refused != "" || o.Refusal != nil || t.live == nil || !m.upgradeWrites(o) {
 		return
 	}
 	// The render as written (defaulted, not given what the server allocated): a field the chart
