@@ -242,3 +242,6 @@ func (c *Connection) timeout() time.Duration {
 	}
 	return c.Options.Timeout
 }
+
+// kubeVersion is the API server's version, asked once a run.
+func (c *Configuration) kubeVersion() (*version.Info, error) { return c.disc.ServerVersion() }

@@ -238,6 +238,9 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if d.ManifestOnly {
 		return &Result{Manifest: r.Manifest}, nil
 	}
+	if r.Offline {
+		eng.Why += "; the chart's crds/ kinds are not served yet, so the install was rendered without the cluster, as helm template renders: lookup answered nothing"
+	}
 	cl, err := d.Config.Live(ctx)
 	if err != nil {
 		return nil, err
@@ -245,6 +248,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	rep, err := diff.Run(ctx, cl, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
 		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable, Engine: eng.String(),
 		Rendered: true, SameInputs: !spec.Install && r.Inputs != "" && r.Inputs == inputs3(last.Chart, last.Config).digest(),
+		CRDs: r.CRDs, CRDPolicy: crdPolicy(spec.Install),
 		Apply: d.apply(), ForceConflicts: d.ForceConflicts, ForceReplace: d.Force, TakeOwnership: d.TakeOwnership}))
 	if err != nil {
 		return nil, err
@@ -284,4 +288,12 @@ func (d *DiffUpgrade) apply() string {
 		return diff.ApplyClientSide
 	}
 	return ""
+}
+
+// crdPolicy is how helm treats crds/: install creates them, upgrade never touches them.
+func crdPolicy(install bool) string {
+	if install {
+		return diff.CRDsHelmInstall
+	}
+	return diff.CRDsHelmUpgrade
 }

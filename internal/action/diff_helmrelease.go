@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -255,6 +256,10 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		}
 	}
 	policy := fluxrelease.ApplyPolicy(hr, last)
+	crds := diff.CRDsUntouched
+	if next.Action == flux.NextUpgrade || next.Action == flux.NextInstall {
+		crds = fluxrelease.CRDPolicy(hr, last)
+	}
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
 		Source:      src.String(),
@@ -262,6 +267,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		Next:     &next,
 		Rendered: true, SameInputs: fluxrelease.SameInputs(hr, last, r),
 		Rerender: r2.Manifest, CountUnstable: d.CountUnstable,
+		CRDs: chartCRDs(ch), CRDPolicy: crds,
 		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}
 	if policy.ServerSide {
 		in.Apply = diff.ApplyServerSide
@@ -300,4 +306,14 @@ func copyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// chartCRDs are the CRDs of the chart's crds/ directories (its dependencies' too), as one
+// manifest.
+func chartCRDs(ch *chartv2.Chart) string {
+	var b strings.Builder
+	for _, c := range ch.CRDObjects() {
+		writeCRD(&b, c.Filename, c.File.Data)
+	}
+	return b.String()
 }

@@ -12,9 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
 	helmaction "helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	helmcli "helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/downloader"
@@ -113,6 +117,12 @@ type upgradeSDK interface {
 	missingDependencies() error
 	// updateDependencies fetches them into the chart directory, as helm does.
 	updateDependencies(path string) error
+	// renderedOffline reports whether an install had to be rendered without the cluster (its
+	// crds/ kinds are not served yet).
+	renderedOffline() bool
+	// crds returns the CRDs of the chart's crds/ directories (its dependencies' too), as one
+	// manifest.
+	crds() string
 	// render renders the upgrade (or install) once, its values merged afresh, and returns the
 	// manifest and the digest of the render's inputs (see renderInputs).
 	render(ctx context.Context) (string, string, error)
@@ -122,6 +132,11 @@ type upgradeSDK interface {
 // Inputs is the digest of the render's chart and user-supplied values (see renderInputs).
 type Render struct {
 	Manifest, Again, Inputs string
+	// CRDs are the chart's crds/ CRDs, which Helm creates on install and never upgrades.
+	CRDs string
+	// Offline: an install rendered without the cluster, its crds/ kinds not served yet (lookup
+	// answered nothing).
+	Offline bool
 }
 
 // RenderUpgrade renders what the upgrade would install twice with the Helm SDK engine
@@ -164,13 +179,14 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (*Rend
 			return nil, &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
 		}
 	}
-	r := &Render{}
+	r := &Render{CRDs: sdk.crds()}
 	if r.Manifest, r.Inputs, err = sdk.render(ctx); err != nil {
 		return nil, err
 	}
 	if r.Again, _, err = sdk.render(ctx); err != nil {
 		return nil, err
 	}
+	r.Offline = sdk.renderedOffline()
 	return r, nil
 }
 
@@ -182,6 +198,9 @@ type upgrade3 struct {
 	up       *helmaction.Upgrade
 	rc       *registry.Client
 	ch       *chart.Chart
+	conf     *Configuration
+	// offline: the install was rendered without the cluster (its crds/ kinds not served yet).
+	offline bool
 }
 
 func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
@@ -228,7 +247,7 @@ func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.CAFile, r.CertFile, r.KeyFile, r.Username, r.Password
 	up.Verify, up.Keyring = spec.Verify, spec.Keyring
 	up.PostRenderer = spec.PostRenderer
-	return &upgrade3{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc}, nil
+	return &upgrade3{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
 }
 
 func (u *upgrade3) locate(ref string) (string, error) {
@@ -254,6 +273,21 @@ func (u *upgrade3) updateDependencies(path string) error {
 	return man.Update()
 }
 
+func (u *upgrade3) renderedOffline() bool { return u.offline }
+
+func (u *upgrade3) crds() string {
+	var b strings.Builder
+	for _, c := range u.ch.CRDObjects() {
+		writeCRD(&b, c.Filename, c.File.Data)
+	}
+	return b.String()
+}
+
+// writeCRD writes one crds/ file as documents of a manifest.
+func writeCRD(b *strings.Builder, filename string, data []byte) {
+	fmt.Fprintf(b, "---\n# Source: %s\n%s\n", filename, strings.TrimSpace(string(data)))
+}
+
 func (u *upgrade3) render(ctx context.Context) (string, string, error) {
 	// Values merged afresh each time: the SDK may change the map it is given.
 	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
@@ -268,6 +302,26 @@ func (u *upgrade3) render(ctx context.Context) (string, string, error) {
 		in.EnableDNS, in.DisableOpenAPIValidation = u.up.EnableDNS, true
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
 		rel, err = in.RunWithContext(ctx, u.ch, vals)
+		if err != nil && crdsNotServed(err) && u.crds() != "" {
+			// The install's own crds/ are not served yet, so its custom resources cannot be
+			// mapped on a dry run (helm install --dry-run=server fails the same way; the real
+			// install creates the CRDs first): rendered without the cluster.
+			if vals, err = u.spec.Values.MergeValues(getter.All(u.settings)); err != nil {
+				return "", "", &InputError{fmt.Errorf("values: %w", err)}
+			}
+			cfg, cerr := u.conf.Helm3(u.spec.Namespace)
+			if cerr != nil {
+				return "", "", cerr
+			}
+			off := helmaction.NewInstall(cfg)
+			off.ReleaseName, off.Namespace, off.DryRun, off.ClientOnly, off.Replace = u.spec.Release, u.spec.Namespace, true, true, true
+			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
+			if kv, kerr := u.conf.kubeVersion(); kerr == nil {
+				off.KubeVersion = &chartutil.KubeVersion{Version: kv.GitVersion, Major: kv.Major, Minor: kv.Minor}
+			}
+			rel, err = off.RunWithContext(ctx, u.ch, vals)
+			u.offline = err == nil
+		}
 	} else {
 		rel, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
@@ -285,6 +339,9 @@ type upgrade4 struct {
 	up       *action4.Upgrade
 	rc       *registry4.Client
 	ch       chart4.Charter
+	conf     *Configuration
+	// offline: the install was rendered without the cluster (its crds/ kinds not served yet).
+	offline bool
 }
 
 func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
@@ -331,7 +388,7 @@ func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
 	if spec.PostRenderer != nil {
 		up.PostRenderer = spec.PostRenderer
 	}
-	return &upgrade4{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc}, nil
+	return &upgrade4{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
 }
 
 func (u *upgrade4) locate(ref string) (string, error) {
@@ -361,6 +418,16 @@ func (u *upgrade4) updateDependencies(path string) error {
 	return man.Update()
 }
 
+func (u *upgrade4) renderedOffline() bool { return u.offline }
+
+func (u *upgrade4) crds() string {
+	ch, ok := u.ch.(*chartv2.Chart)
+	if !ok {
+		return "" // a chart API other than v2 (Helm 4's v3 charts): none read
+	}
+	return chartCRDs(ch)
+}
+
 func (u *upgrade4) render(ctx context.Context) (string, string, error) {
 	v := u.spec.Values
 	vo := values4.Options{ValueFiles: v.ValueFiles, StringValues: v.StringValues, Values: v.Values,
@@ -376,6 +443,24 @@ func (u *upgrade4) render(ctx context.Context) (string, string, error) {
 		in.DryRunStrategy, in.EnableDNS, in.DisableOpenAPIValidation = u.up.DryRunStrategy, u.up.EnableDNS, true
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
 		res, err = in.RunWithContext(ctx, u.ch, vals)
+		if err != nil && crdsNotServed(err) && u.crds() != "" {
+			// As upgrade3.render: the install's crds/ kinds are not served yet.
+			if vals, err = vo.MergeValues(getter4.All(u.settings)); err != nil {
+				return "", "", &InputError{fmt.Errorf("values: %w", err)}
+			}
+			cfg, cerr := u.conf.Helm4(u.spec.Namespace)
+			if cerr != nil {
+				return "", "", cerr
+			}
+			off := action4.NewInstall(cfg)
+			off.ReleaseName, off.Namespace, off.DryRunStrategy, off.Replace = u.spec.Release, u.spec.Namespace, action4.DryRunClient, true
+			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
+			if kv, kerr := u.conf.kubeVersion(); kerr == nil {
+				off.KubeVersion = &common.KubeVersion{Version: kv.GitVersion, Major: kv.Major, Minor: kv.Minor}
+			}
+			res, err = off.RunWithContext(ctx, u.ch, vals)
+			u.offline = err == nil
+		}
 	} else {
 		res, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
@@ -410,4 +495,10 @@ func ResolvePostRenderer(name string, args []string) (postrender.PostRenderer, e
 		return nil, &InputError{fmt.Errorf("--post-renderer: %w", err)}
 	}
 	return pr, nil
+}
+
+// crdsNotServed tells the dry-run failure of an install whose custom resources' kinds are not
+// served yet ("resource mapping not found ... ensure CRDs are installed first").
+func crdsNotServed(err error) bool {
+	return strings.Contains(err.Error(), "resource mapping not found") || strings.Contains(err.Error(), "ensure CRDs are installed first")
 }

@@ -84,6 +84,10 @@ type Input struct {
 	// release's ownership metadata, as helm upgrade --take-ownership (and helm-controller by
 	// default) does; without it Helm refuses them.
 	TakeOwnership bool
+	// CRDs are the CRDs of the chart's crds/ directory (a manifest), measured beside Desired
+	// with CRDPolicy's predictions (CRDsHelmInstall, CRDsHelmUpgrade, or helm-controller's
+	// CRDsCreate, CRDsCreateReplace, CRDsSkip).
+	CRDs, CRDPolicy string
 	// Rendered: Desired is a new render (diff upgrade, diff helmrelease), not the stored
 	// manifest: each row says who moved, the cluster or the chart.
 	Rendered bool
@@ -281,7 +285,11 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	checker := owners.NewChecker(append(append([]manifest.Object{}, desired...), previous...),
+	crds, err := objectsOf(in.CRDs, "the chart's crds/")
+	if err != nil {
+		return nil, err
+	}
+	checker := owners.NewChecker(append(append(append([]manifest.Object{}, desired...), previous...), crds...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
 	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
 
@@ -311,6 +319,20 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		}
 		if a, ok := againByID[id]; ok {
 			t.again = &a
+		}
+		targets = append(targets, t)
+	}
+	for _, o := range crds {
+		id := checker.Identity(o)
+		if o.Kind != "CustomResourceDefinition" || desiredIDs[id] {
+			continue // a template of the same CRD is the release's own
+		}
+		desiredIDs[id] = true
+		t := &target{ob: o, id: id, crd: true}
+		if in.CRDPolicy != CRDsHelmInstall && in.Revision > 0 {
+			// Installed from crds/ with the release: what was applied is the chart's CRD, so a
+			// field the cluster holds otherwise moved there.
+			t.prev, t.again = &o, &o
 		}
 		targets = append(targets, t)
 	}
@@ -369,7 +391,14 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	g.Wait()
 	if in.Next != nil {
 		for i := range objs {
-			nextReconcile(objs[i].Rows, *in.Next)
+			if !targets[i].crd {
+				nextReconcile(objs[i].Rows, *in.Next)
+			}
+		}
+	}
+	for i, t := range targets {
+		if t.crd {
+			crdRows(&objs[i], in.CRDPolicy)
 		}
 	}
 	for i, o := range objs {
@@ -437,6 +466,8 @@ func objectsOf(text, what string) ([]manifest.Object, error) {
 
 // target is one desired object with what was found of it.
 type target struct {
+	// crd: a CRD of the chart's crds/ directory, outside the release.
+	crd bool
 	ob         manifest.Object
 	id         manifest.Identity
 	prev       *manifest.Object

@@ -94,6 +94,9 @@ func withoutValue(msg string) string {
 // modes, and only when the upgrade writes the object (a row it resolves or the chart moved);
 // a kind whose dry-run the user may not make is not probed.
 func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[string]any) (asked bool) {
+	if t.crd {
+		return true // crds/ are written by their own policy, not by the upgrade
+	}
 	if !m.in.Rendered || (m.in.Normalize != Server && m.in.Normalize != Auto) || o.Refused != "" {
 		return false
 	}

@@ -329,3 +329,62 @@ func (f *fakeCluster) DryRunApply(_ context.Context, obj map[string]any) (map[st
 	}
 	return obj, nil
 }
+
+// TestRunCRDs: the chart's crds/ CRDs are measured beside the release, with what each way of
+// upgrading does to them.
+func TestRunCRDs(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets, shortNames: [gdg]}
+  scope: Namespaced`
+	edited := strings.Replace(crd, "[gdg]", "[gdg, edited]", 1)
+	for _, tc := range []struct {
+		policy, live, want string
+		revision             int
+	}{
+		{CRDsHelmInstall, "", "yes: created (helm install, from crds/, before the templates)", 0},
+		{CRDsHelmUpgrade, edited, "no: helm upgrade leaves this CRD as it is (Helm never upgrades crds/)|cluster", 1},
+		{CRDsHelmUpgrade, "", "no: helm upgrade does not create it: crds/ are installed by helm install only|cluster", 1},
+		{CRDsCreate, edited, "no: left as it is (crds policy Create)|cluster", 1},
+		{CRDsCreateReplace, edited, "yes: replaced with the chart's (crds policy CreateReplace)|cluster", 1},
+		{CRDsSkip, "", "no: not created (crds policy Skip)|cluster", 1},
+		{CRDsUntouched, edited, "no: left as it is: the next reconcile neither installs nor upgrades (crds/ are applied only then)|cluster", 1},
+	} {
+		cl := &fakeCluster{objects: objs(t, cmApp)}
+		if tc.live != "" {
+			cl.objects = append(cl.objects, objs(t, tc.live)...)
+		}
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: tc.revision, Desired: cmApp, Previous: cmApp,
+			CRDs: crd, CRDPolicy: tc.policy, Rendered: true, Normalize: Offline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		shortNames := false
+		for _, o := range rep.Objects {
+			if !strings.HasPrefix(o.Object, "CustomResourceDefinition") {
+				continue
+			}
+			for _, r := range o.Rows {
+				s := map[bool]string{true: "yes: ", false: "no: "}[r.Resolved] + r.Why
+				if tc.revision > 0 {
+					s += "|" + r.Moved
+				}
+				got = append(got, s)
+				shortNames = shortNames || strings.HasPrefix(r.Path, "spec.names.shortNames")
+			}
+		}
+		if len(got) == 0 || tc.live != "" && !shortNames {
+			t.Errorf("%s, live %v: CRD rows %q: want the CRD measured (its edited shortNames a row)", tc.policy, tc.live != "", got)
+		}
+		for _, g := range got {
+			if g != tc.want && !strings.HasPrefix(g, "yes: removed: the CRD is replaced") {
+				t.Errorf("%s, live %v: row %q, want %q", tc.policy, tc.live != "", g, tc.want)
+			}
+		}
+	}
+}

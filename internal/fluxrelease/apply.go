@@ -47,3 +47,18 @@ func ApplyPolicy(hr *v2.HelmRelease, last *release4.Release) Apply {
 	return Apply{ServerSide: ssa, ForceConflicts: ssa, ForceReplace: hr.GetUpgrade().Force && !ssa,
 		TakeOwnership: !hr.GetUpgrade().DisableTakeOwnership}
 }
+
+// CRDPolicy is helm-controller v1.6's crds policy for hr's next release: spec.install.crds for
+// an install (last nil), spec.upgrade.crds for an upgrade, Create when unset (for both: the
+// code's default, though the API's documentation says Skip for upgrades).
+// xref: helm-controller internal/action/crds.go crdPolicyOrDefault; install.go, upgrade.go.
+func CRDPolicy(hr *v2.HelmRelease, last *release4.Release) string {
+	p := hr.GetUpgrade().CRDs
+	if last == nil {
+		p = hr.GetInstall().CRDs
+	}
+	if p == "" {
+		return string(v2.Create)
+	}
+	return string(p)
+}

@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// TestDiffUpgradeCRDs: the CRDs of a chart's crds/ directory. diff upgrade --install of a
+// release that does not exist lists the CRD helm install would create; after the real install,
+// a CRD edited in the cluster shows on diff upgrade, moved by the cluster, with "helm upgrade
+// leaves this CRD as it is", and the real helm upgrade leaves it so.
+func TestDiffUpgradeCRDs(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	chart := filepath.Join(repoRoot, "testdata/charts/crdapp")
+	const crd = "gadgets.crdapp.example.com"
+	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
+
+	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
+	out += errOut
+	if code != 2 || !hasRow(out, "CustomResourceDefinition.apiextensions.k8s.io "+crd, "CHART-ONLY", "(whole object)", "yes: created (helm install, from crds/") {
+		t.Errorf("--install of a missing release: exit %d, want the crds/ CRD listed as created by helm install\n%s", code, out)
+	}
+	h.run(t, false, nil, "install", "app", chart, "-n", ns)
+	testenv.Eventually(t, 30*time.Second, "the CRD established and the release's Gadget readable", func() (bool, string) {
+		out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+		return code == 0, out + errOut
+	})
+
+	patch := `{"spec":{"names":{"shortNames":["gdg","edited"]}}}`
+	if _, err := cluster.Dynamic.Resource(crds).Patch(context.Background(), crd, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = diffBinary(t, "upgrade", "app", chart, "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	if code != 2 || !hasRow(out, "CustomResourceDefinition.apiextensions.k8s.io "+crd, "spec.names.shortNames", "cluster", "no: helm upgrade leaves this CRD as it is") {
+		t.Errorf("a crds/ CRD edited in the cluster: exit %d, want its row moved by the cluster, left by helm upgrade\n%s", code, out)
+	}
+	h.run(t, false, nil, "upgrade", "app", chart, "-n", ns)
+	obj, err := cluster.Dynamic.Resource(crds).Get(context.Background(), crd, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := obj.Object["spec"].(map[string]any)["names"].(map[string]any)
+	if got := names["shortNames"]; !strings.Contains(strings.Join(stringsOf(got), ","), "edited") {
+		t.Errorf("after the real helm upgrade the CRD's shortNames are %v: want the edit left, as predicted", got)
+	}
+}
+
+func stringsOf(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, e := range l {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
