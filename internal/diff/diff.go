@@ -467,7 +467,7 @@ func objectsOf(text, what string) ([]manifest.Object, error) {
 // target is one desired object with what was found of it.
 type target struct {
 	// crd: a CRD of the chart's crds/ directory, outside the release.
-	crd bool
+	crd        bool
 	ob         manifest.Object
 	id         manifest.Identity
 	prev       *manifest.Object

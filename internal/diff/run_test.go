@@ -344,7 +344,7 @@ spec:
 	edited := strings.Replace(crd, "[gdg]", "[gdg, edited]", 1)
 	for _, tc := range []struct {
 		policy, live, want string
-		revision             int
+		revision           int
 	}{
 		{CRDsHelmInstall, "", "yes: created (helm install, from crds/, before the templates)", 0},
 		{CRDsHelmUpgrade, edited, "no: helm upgrade leaves this CRD as it is (Helm never upgrades crds/)|cluster", 1},
