@@ -66,29 +66,14 @@ var Version = baseversion.DefaultKubeBinaryVersion
 // again (as a read from storage is), encoded. ok is false for a kind the scheme does not know.
 // The error of an object that does not decode names the field, never a Secret's value.
 func BuiltIn(obj map[string]any) (out map[string]any, ok bool, err error) {
+	internal, known, err := internalOf(obj)
+	if !known || err != nil {
+		return nil, known, err
+	}
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return nil, false, nil
-	}
+	gv, _ := schema.ParseGroupVersion(apiVersion)
 	gvk := gv.WithKind(kind)
-	if !scheme.Recognizes(gvk) {
-		return nil, false, nil
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: encode: %w", kind, err)
-	}
-	typed, _, err := decoder.Decode(data, &gvk, nil)
-	if err != nil {
-		return nil, true, decodeError(gvk, err)
-	}
-	scheme.Default(typed)
-	internal, err := scheme.ConvertToVersion(typed, schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal})
-	if err != nil {
-		return nil, true, fmt.Errorf("%s: convert to the internal version: %w", gvk, err)
-	}
 	external, err := scheme.ConvertToVersion(internal, gv)
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: convert to %s: %w", gvk, gv, err)
