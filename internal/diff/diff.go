@@ -251,7 +251,7 @@ func (r *Report) Drift() bool {
 // Cluster is what a measurement reads of the cluster: kind scopes and metadata (the
 // second-owner check), one LIST of whole objects per kind and namespace, the few objects a
 // row refers to (envFrom sources, the managing HelmRelease), a kind's resource name and CRD
-// schema, a dry-run create, and the server's version. *live.Client is one; a kind the cluster
+// schema, a dry-run create and apply, and the server's version. *live.Client is one; a kind the cluster
 // does not serve is live.ErrNotServed.
 type Cluster interface {
 	owners.Cluster
