@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +26,7 @@ func TestDiffUpgradeCRDs(t *testing.T) {
 	ns := cluster.Namespace(t)
 	chart := filepath.Join(repoRoot, "testdata/charts/crdapp")
 	const crd = "gadgets.crdapp.example.com"
+	crdGone(t, crd)
 	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
 
 	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
@@ -66,4 +68,13 @@ func stringsOf(v any) []string {
 		}
 	}
 	return out
+}
+
+// crdGone waits until CRD name, which another test may have left terminating, is gone.
+func crdGone(t *testing.T, name string) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, "no CRD "+name+" left by another test", func() (bool, string) {
+		_, err := cluster.Dynamic.Resource(crds).Get(context.Background(), name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), errString(err)
+	})
 }
