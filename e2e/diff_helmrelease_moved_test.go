@@ -21,6 +21,13 @@ import (
 // install.
 func chartHelmRelease(t *testing.T, ns, chart string) {
 	t.Helper()
+	chartHelmReleaseWith(t, ns, chart, "")
+}
+
+// chartHelmReleaseWith is chartHelmRelease with more of the HelmRelease's spec (YAML lines,
+// indented by two spaces).
+func chartHelmReleaseWith(t *testing.T, ns, chart, spec string) {
+	t.Helper()
 	h := clusterHelm(t, "helm4")
 	dir := t.TempDir()
 	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts", chart), "-d", dir)
@@ -44,7 +51,8 @@ spec:
   chartRef: {kind: OCIRepository, name: %[3]s}
   install: {disableWait: true}
   upgrade: {disableWait: true}
-  driftDetection: {mode: enabled}`, ns, repo, chart))
+  driftDetection: {mode: enabled}
+%[4]s`, ns, repo, chart, spec))
 	waitHistory(t, ns, 1)
 }
 
@@ -52,12 +60,18 @@ spec:
 // (reconcile.fluxcd.io/forceAt with requestedAt) and waits for revision want.
 func forceReconcile(t *testing.T, ns string, want int64) {
 	t.Helper()
+	requestForce(t, ns)
+	waitHistory(t, ns, want)
+}
+
+// requestForce asks helm-controller for a forced upgrade of HelmRelease ns/web.
+func requestForce(t *testing.T, ns string) {
+	t.Helper()
 	token := fmt.Sprint(time.Now().UnixNano())
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q,"reconcile.fluxcd.io/forceAt":%q}}}`, token, token)
 	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Patch(context.Background(), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitHistory(t, ns, want)
 }
 
 // TestDiffHelmReleaseWhoMoved: HelmReleases installed by the real helm-controller and

@@ -108,6 +108,11 @@ type DiffHelmRelease struct {
 	// CountUnstable counts as drift the fields on which two renders of the same inputs
 	// disagree (random values, timestamps).
 	CountUnstable bool
+	// DefaultServiceAccount is helm-controller's --default-service-account: the account of
+	// a HelmRelease without spec.serviceAccountName ("": the controller's own).
+	DefaultServiceAccount string
+
+	impersonation impersonation
 }
 
 // Get reads HelmRelease namespace/name from the cluster.
@@ -221,7 +226,22 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	id := fluxrelease.IdentityOf(hr)
-	cfg, err := d.Config.Helm4(id.Storage)
+	// helm-controller acts as the HelmRelease's service account for the whole Helm
+	// configuration: its storage, the render's lookup calls, the apply.
+	// xref: helm-controller internal/controller/helmrelease_controller.go buildRESTClientGetter.
+	account := hr.Spec.ServiceAccountName
+	if account == "" {
+		account = d.DefaultServiceAccount
+	}
+	lookup, err := d.impersonation.lookup(ctx, d.Config, hr.Namespace, account)
+	if err != nil {
+		return nil, err
+	}
+	conf := d.Config
+	if lookup != nil && lookup.Impersonated {
+		conf = d.Config.As(lookup.Account)
+	}
+	cfg, err := conf.Helm4(id.Storage)
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +249,14 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 	switch r, err := cfg.Releases.Last(id.Name); {
 	case errors.Is(err, driver.ErrReleaseNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("%s: release %s/%s: %w", name, id.Storage, id.Name, err)
+		return nil, fmt.Errorf("%s: release %s/%s%s: %w", name, id.Storage, id.Name, asWhom(lookup), err)
 	default:
 		last, _ = r.(*release4.Release)
 	}
 	again := copyValues(vals) // the SDK may change the map it is given
 	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
 	r.Source = src
 	if d.ManifestOnly {
@@ -246,7 +266,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 	// generated certificate or password) changes on every reconcile that renders.
 	r2, err := fluxrelease.Render(ctx, hr, ch, again, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
 	next := fluxrelease.NextReconcile(hr, last, r)
 	var ignore []flux.IgnoreRule
@@ -264,7 +284,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
 		Source:      src.String(),
 		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
-		Next:     &next,
+		Next: &next, Lookup: lookup,
 		Rendered: true, SameInputs: fluxrelease.SameInputs(hr, last, r),
 		Rerender: r2.Manifest, CountUnstable: d.CountUnstable,
 		CRDs: chartCRDs(ch), CRDPolicy: crds,
@@ -280,6 +300,20 @@ func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result
 		return nil, err
 	}
 	return &Result{Report: rep, Manifest: r.Manifest}, nil
+}
+
+// asWhom says, in a render's error, as whom the render asked the cluster: as the HelmRelease's
+// account (helm-controller fails the same way: the account lacks a permission the release
+// needs), or as the user, and why.
+func asWhom(l *diff.Lookup) string {
+	switch {
+	case l == nil:
+		return ""
+	case l.Impersonated:
+		return " (as " + l.Account + ", as helm-controller would)"
+	default:
+		return " (as you, not as " + l.Account + ": " + l.Reason + ")"
+	}
 }
 
 // copyValues copies a values tree (maps and lists; scalars are shared, never changed).

@@ -65,7 +65,10 @@ warn or disabled, a failed or pending release), and each row whether that reconc
 it. The HelmRelease's spec.driftDetection.ignore applies. "--file" diffs a HelmRelease as
 written in a Git checkout (a pull request's preview): objects beside it in the files (its
 source, a values ConfigMap or Secret) are read from there first, then from the cluster; a
-source without the artifact yet is read from its registry or repository.
+source without the artifact yet is read from its registry or repository. The chart's lookup
+calls are answered as helm-controller answers them: as the HelmRelease's spec.serviceAccountName
+(else --default-service-account), impersonated, when you may impersonate it; else as you, and
+the report says so.
 
 Every field is classified:
   DIFFERS       chart and cluster both have it, with different values
@@ -166,31 +169,32 @@ type diffOptions struct {
 	files []string
 
 	// diff upgrade
-	valueOpts        values.Options
-	version          string
-	repo             string
-	devel            bool
-	postRenderer     string
-	postRendererArgs []string
-	reuseValues      bool
-	resetValues      bool
-	resetThenReuse   bool
-	lookup           bool
-	enableDNS        bool
-	countUnstable    bool
-	exitOn           string
-	engine           string
-	skipSchema       bool
-	takeOwnership    bool
-	install          bool
-	dependencyUpdate bool
-	verify           bool
-	keyring          string
-	serverSide       string
-	forceConflicts   bool
-	force            bool
-	ignored          ignoredFlags
-	registry         action.Registry
+	valueOpts             values.Options
+	version               string
+	repo                  string
+	devel                 bool
+	postRenderer          string
+	postRendererArgs      []string
+	reuseValues           bool
+	resetValues           bool
+	resetThenReuse        bool
+	lookup                bool
+	enableDNS             bool
+	countUnstable         bool
+	defaultServiceAccount string
+	exitOn                string
+	engine                string
+	skipSchema            bool
+	takeOwnership         bool
+	install               bool
+	dependencyUpdate      bool
+	verify                bool
+	keyring               string
+	serverSide            string
+	forceConflicts        bool
+	force                 bool
+	ignored               ignoredFlags
+	registry              action.Registry
 }
 
 // BindFlags registers the diff flags on fs.
@@ -204,6 +208,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "diff release / helmrelease: every release (HelmRelease) in the namespace, one summary row each")
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release / helmrelease: every release (HelmRelease) in every namespace (implies --all)")
 	fs.StringArrayVar(&o.files, "file", nil, "diff helmrelease: a YAML file (- for stdin) holding the HelmRelease as written in Git, and any source, ConfigMap or Secret it reads that the change adds or edits; repeatable")
+	fs.StringVar(&o.defaultServiceAccount, "default-service-account", "", "diff helmrelease: helm-controller's --default-service-account: the account a HelmRelease without spec.serviceAccountName renders as (its lookup calls are answered as the account, impersonated, when you may impersonate it; spec.serviceAccountName always is)")
 	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
 	fs.StringVar(&o.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
@@ -287,7 +292,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 	switch fs.Arg(0) {
 	case "helmrelease":
 		return o.runHelmRelease(ctx, &action.DiffHelmRelease{Config: cfg, Measure: m, PlainHTTP: o.registry.PlainHTTP,
-			ManifestOnly: o.output == outputManifest, CountUnstable: o.countUnstable}, fileTargets, fs.Arg(1), out, errOut)
+			ManifestOnly: o.output == outputManifest, CountUnstable: o.countUnstable, DefaultServiceAccount: o.defaultServiceAccount}, fileTargets, fs.Arg(1), out, errOut)
 	case "release":
 		d := &action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}
 		if all {
@@ -440,6 +445,10 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 		return fmt.Errorf("want \"diff upgrade RELEASE CHART\", \"diff release RELEASE\" or \"diff helmrelease NAME\"")
 	case len(o.files) > 0 && fs.Arg(0) != "helmrelease":
 		return fmt.Errorf("--file goes with \"diff helmrelease\"")
+	case o.defaultServiceAccount != "" && fs.Arg(0) != "helmrelease":
+		return fmt.Errorf("--default-service-account goes with \"diff helmrelease\"")
+	case strings.ContainsAny(o.defaultServiceAccount, ": /"):
+		return fmt.Errorf("--default-service-account %q: want a service account name in the HelmRelease's namespace, as helm-controller's flag takes it", o.defaultServiceAccount)
 	case fs.Arg(0) == "helmrelease" && all && (fs.NArg() != 1 || len(o.files) > 0):
 		return fmt.Errorf("diff helmrelease --all takes no name and no --file")
 	case fs.Arg(0) == "helmrelease" && !all && len(o.files) == 0 && fs.NArg() != 2:

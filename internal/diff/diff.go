@@ -94,6 +94,20 @@ type Input struct {
 	// SameInputs: the render's inputs (chart and values) equal the stored release's, so a row
 	// the chart moved is one the chart renders differently each time or once its objects exist.
 	SameInputs bool
+	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease of a
+	// HelmRelease with a service account; nil otherwise).
+	Lookup *Lookup
+}
+
+// Lookup is whom a HelmRelease's render answered the chart's lookup calls as.
+type Lookup struct {
+	// Account is the service account helm-controller renders as
+	// ("system:serviceaccount:NAMESPACE:NAME": spec.serviceAccountName, else the
+	// controller's --default-service-account).
+	Account string `json:"account"`
+	// Impersonated: the render acted as Account too; else as the user, Reason says why.
+	Impersonated bool   `json:"impersonated"`
+	Reason       string `json:"reason,omitempty"`
 }
 
 // Report is the measurement of one release; its JSON form is documented in the README.
@@ -115,6 +129,8 @@ type Report struct {
 	HelmRelease string `json:"helmRelease,omitempty"`
 	// Source says where a HelmRelease's chart came from (diff helmrelease only).
 	Source string `json:"source,omitempty"`
+	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease only).
+	Lookup *Lookup `json:"lookup,omitempty"`
 	// Next is what helm-controller's next reconcile will do (diff helmrelease only); each
 	// row's resolvedByUpgrade then says whether that reconcile resolves it.
 	Next *flux.Next `json:"nextReconcile,omitempty"`
@@ -371,7 +387,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep.Source, rep.Next = in.Source, in.Next
+	rep.Source, rep.Next, rep.Lookup = in.Source, in.Next, in.Lookup
 	rep.HelmRelease = hrName
 	m.rules = append(append([]flux.IgnoreRule{}, in.Rules...), hrRules...)
 

@@ -177,6 +177,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 	if r.Source != "" {
 		fmt.Fprintf(w, "note: chart from %s\n", r.Source)
 	}
+	if l := r.Lookup; l != nil {
+		fmt.Fprintf(w, "note: %s\n", lookupText(l))
+	}
 	if n := renderDependent(r); n > 0 {
 		fmt.Fprintf(w, "note: %d fields moved with the chart although its chart and values are the stored release's: the chart renders them differently each time or once its objects exist (lookup); nobody changed the cluster there\n", n)
 	}
@@ -187,6 +190,14 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "note: offline normalisation: %s\n", r.Defaulting)
 	}
 	fmt.Fprintln(w, summary(r))
+}
+
+// lookupText says whom the chart's lookup calls were answered as.
+func lookupText(l *Lookup) string {
+	if l.Impersonated {
+		return "lookup answered as " + l.Account + ", impersonated as helm-controller does"
+	}
+	return "lookup answered as you, not as " + l.Account + " as helm-controller would: " + l.Reason + "; a chart that looks up what one of you may not read renders differently here"
 }
 
 // movedCell is a row's MOVED cell and sep, for a report of a new render ("" otherwise).
@@ -336,7 +347,10 @@ func writeMarkdown(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "- could not measure: %s: %s\n", md(o.Object), md(o.Error))
 		}
 	}
-	if len(r.Prune) > 0 || r.Unmeasured > 0 || r.WillFail > 0 {
+	if l := r.Lookup; l != nil && !l.Impersonated {
+		fmt.Fprintf(w, "- note: %s\n", md(lookupText(l)))
+	}
+	if len(r.Prune) > 0 || r.Unmeasured > 0 || r.WillFail > 0 || (r.Lookup != nil && !r.Lookup.Impersonated) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s\n\n", md(summary(r)))
