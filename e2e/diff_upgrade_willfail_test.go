@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -54,12 +56,17 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 		name, set, object, field, helmSays string
 		setup                              func(t *testing.T, ns string)
 		offline                            bool // the offline update validation finds it too
+		// before, when set, runs before the install and returns --set values for the install,
+		// every diff and the upgrade.
+		before func(t *testing.T, ns string) string
 	}{
 		{name: "selector", set: "selector=v2", object: "Deployment.apps %s/app-web", field: "spec.selector", helmSays: "field is immutable", offline: true},
 		{name: "clusterIP", set: "clusterIP=10.0.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set", offline: true},
 		{name: "volumeClaimTemplates", set: "claimSize=2Gi", object: "StatefulSet.apps %s/app-db", field: "spec", helmSays: "updates to statefulset spec for fields other than", offline: true},
 		{name: "smaller PVC", set: "pvcSize=1Gi", object: "PersistentVolumeClaim %s/app-cache", field: "spec", helmSays: "app-cache", offline: true},
 		{name: "admission policy", set: "policyLabel=refused", object: "ConfigMap %s/app-settings", helmSays: "denied request", setup: denyLabel},
+		{name: "CRD schema", set: "widget.size=20", object: "Widget.%[1]s.refusals.example.com %[1]s/app-widget", field: "spec.size", helmSays: "should be less than or equal to 10",
+			before: widgetCRD, setup: tightenWidgetCRD, offline: true},
 		{name: "full quota", set: "extraConfigMaps=1", object: "ConfigMap %s/app-extra-0", helmSays: "exceeded quota", setup: fullQuota},
 	}
 	for _, helmName := range []string{"helm3", "helm4"} {
@@ -68,12 +75,19 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 				t.Parallel()
 				h := clusterHelm(t, helmName)
 				ns := cluster.Namespace(t)
-				h.run(t, false, nil, "install", "app", chart, "-n", ns)
+				set := tc.set
+				if tc.before != nil {
+					base := tc.before(t, ns)
+					h.run(t, false, nil, "install", "app", chart, "-n", ns, "--set", base)
+					set = base + "," + tc.set
+				} else {
+					h.run(t, false, nil, "install", "app", chart, "-n", ns)
+				}
 				if tc.setup != nil {
 					tc.setup(t, ns)
 				}
 				object := fmt.Sprintf(tc.object, ns)
-				out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+				out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", set, "-o", "json", "--kubeconfig", cluster.Kubeconfig)
 				var rep willFailReport
 				if err := json.Unmarshal([]byte(out), &rep); err != nil {
 					t.Fatalf("diff -o json: exit %d, %v\n%s%s", code, err, out, errOut)
@@ -81,7 +95,7 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 				if want := object + "|" + tc.field; code != 2 || rep.WillFail != 1 || strings.Join(rep.refused(), ",") != want {
 					t.Errorf("--set %s: exit %d, will fail %d, refused %v; want exit 2 and %s\n%s", tc.set, code, rep.WillFail, rep.refused(), want, out)
 				}
-				out, errOut, code = diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "--normalize", "offline", "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+				out, errOut, code = diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", set, "--normalize", "offline", "-o", "json", "--kubeconfig", cluster.Kubeconfig)
 				rep = willFailReport{}
 				if err := json.Unmarshal([]byte(out), &rep); err != nil {
 					t.Fatalf("diff --normalize offline -o json: exit %d, %v\n%s%s", code, err, out, errOut)
@@ -89,11 +103,11 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 				if got := strings.Join(rep.refused(), ","); tc.offline != (rep.WillFail == 1 && strings.HasPrefix(got, object+"|") && !strings.HasSuffix(got, "|")) {
 					t.Errorf("--normalize offline --set %s: will fail %d, refused %v; want the offline validation to find it: %v\n%s", tc.set, rep.WillFail, got, tc.offline, out)
 				}
-				table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", tc.set, "--exit-code-on", "drift", "--kubeconfig", cluster.Kubeconfig)
+				table, _, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--set", set, "--exit-code-on", "drift", "--kubeconfig", cluster.Kubeconfig)
 				if code != 2 || !strings.HasPrefix(table, "this upgrade will fail") || !strings.Contains(table, "WILL-FAIL  "+object) {
 					t.Errorf("table, --exit-code-on drift: exit %d, want 2, led by \"this upgrade will fail\" and a WILL-FAIL line for %s\n%s", code, object, table)
 				}
-				_, helmErr := h.run(t, true, nil, "upgrade", "app", chart, "-n", ns, "--set", tc.set)
+				_, helmErr := h.run(t, true, nil, "upgrade", "app", chart, "-n", ns, "--set", set)
 				name := object[strings.LastIndex(object, "/")+1:]
 				if !strings.Contains(helmErr, name) || !strings.Contains(helmErr, tc.helmSays) {
 					t.Errorf("the real helm upgrade --set %s: want it to fail on %s (%q)\n%s", tc.set, name, tc.helmSays, helmErr)
@@ -114,6 +128,60 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 			h.run(t, false, nil, "upgrade", "app", chart, "-n", ns, "--set", "greeting=bonjour")
 		})
 	}
+}
+
+// widgetCRD creates a namespaced CRD of Widgets (spec.size at most 100) in an API group of
+// ns's own, removed after the test, and returns the --set values that render one.
+func widgetCRD(t *testing.T, ns string) string {
+	t.Helper()
+	group := ns + ".refusals.example.com"
+	applyWidgetCRD(t, group, 100)
+	t.Cleanup(func() {
+		cluster.Dynamic.Resource(crds).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+	})
+	testenv.Eventually(t, time.Minute, "Widgets of "+group+" served", func() (bool, string) {
+		_, err := cluster.Kube.Discovery().ServerResourcesForGroupVersion(group + "/v1")
+		return err == nil, errString(err)
+	})
+	return "widget.group=" + group + ",widget.size=5"
+}
+
+// tightenWidgetCRD gives ns's Widget CRD a new schema: spec.size at most 10.
+func tightenWidgetCRD(t *testing.T, ns string) {
+	t.Helper()
+	group := ns + ".refusals.example.com"
+	applyWidgetCRD(t, group, 10)
+	// The API server swaps a CRD's validation in a moment after the update: wait for it.
+	widgets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	probe := &unstructured.Unstructured{Object: map[string]any{"apiVersion": group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "probe"}, "spec": map[string]any{"size": int64(20)}}}
+	testenv.Eventually(t, time.Minute, "the new schema of "+group+" enforced", func() (bool, string) {
+		_, err := cluster.Dynamic.Resource(widgets).Namespace(ns).Create(context.Background(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsInvalid(err), errString(err)
+	})
+}
+
+func applyWidgetCRD(t *testing.T, group string, maximum int) {
+	t.Helper()
+	applyYAML(t, fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, maximum: %[2]d}`, group, maximum))
 }
 
 // denyLabel makes a ValidatingAdmissionPolicy on the test environment deny ConfigMaps labelled

@@ -114,8 +114,8 @@ meets the real validation and admission chain; a refusal (an immutable field, a 
 admission webhook or policy, a full quota) is WILL-FAIL with the server's reason, field and
 message, and the report says "this upgrade will fail" first. Offline (or where the dry run may
 not be made), the API server's own update validation runs in this process and finds the
-immutable fields (Deployment, StatefulSet, DaemonSet, Job, CronJob, Service, PVC); admission
-and quotas it cannot see.
+immutable fields (Deployment, StatefulSet, DaemonSet, Job, CronJob, Service, PVC) and what a
+custom resource's CRD schema and CEL rules refuse; admission and quotas it cannot see.
 
 API-server defaults are not drift (--normalize):
   server   a server-side dry-run create of each object under a temporary name gives the API

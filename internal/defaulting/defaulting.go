@@ -155,15 +155,11 @@ func structural(openAPIV3Schema map[string]any) (*structuralschema.Structural, e
 	if s, ok := structurals.Load(string(b)); ok {
 		return s.(*structuralschema.Structural), nil
 	}
-	var v1 apiextensionsv1.JSONSchemaProps
-	if err := json.Unmarshal(b, &v1); err != nil {
-		return nil, fmt.Errorf("CRD schema: %w", err)
+	internal, err := internalSchema(b)
+	if err != nil {
+		return nil, err
 	}
-	var internal apiextensionsinternal.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
-		return nil, fmt.Errorf("CRD schema: %w", err)
-	}
-	s, err := structuralschema.NewStructural(&internal)
+	s, err := structuralschema.NewStructural(internal)
 	if err != nil {
 		return nil, fmt.Errorf("CRD schema is not structural: %w", err)
 	}
@@ -173,6 +169,20 @@ func structural(openAPIV3Schema map[string]any) (*structuralschema.Structural, e
 	}
 	structurals.Store(string(b), s)
 	return s, nil
+}
+
+// internalSchema decodes a CRD version's openAPIV3Schema (JSON) into the internal type the
+// apiextensions code takes.
+func internalSchema(b []byte) (*apiextensionsinternal.JSONSchemaProps, error) {
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return nil, fmt.Errorf("CRD schema: %w", err)
+	}
+	var internal apiextensionsinternal.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+		return nil, fmt.Errorf("CRD schema: %w", err)
+	}
+	return &internal, nil
 }
 
 // decodeJSON decodes b with whole numbers as int64 and others as float64, as the objects

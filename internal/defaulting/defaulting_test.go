@@ -1,6 +1,7 @@
 package defaulting
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -201,5 +202,48 @@ func TestEmulate(t *testing.T) {
 	}
 	if note := Emulate("v1.99.0"); !strings.Contains(note, "not known") {
 		t.Errorf("v1.99: note %q", note)
+	}
+}
+
+// TestValidateCustomResourceUpdate: a CRD's schema bound and CEL transition rule refuse an
+// update as the API server does, ratcheting a value the update leaves as it was, and the
+// messages never quote the value.
+func TestValidateCustomResourceUpdate(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"spec": map[string]any{"type": "object", "properties": map[string]any{
+			"size": map[string]any{"type": "integer", "maximum": int64(10)},
+			"mode": map[string]any{"type": "string", "enum": []any{"fast", "safe"},
+				"x-kubernetes-validations": []any{map[string]any{"rule": "self == oldSelf", "message": "mode is immutable"}}},
+		}},
+	}}
+	widget := func(size int64, mode string) map[string]any {
+		return map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+			"spec": map[string]any{"size": size, "mode": mode}}
+	}
+	for _, tc := range []struct {
+		name       string
+		next, live map[string]any
+		want       string
+	}{
+		{"valid change", widget(7, "fast"), widget(5, "fast"), ""},
+		{"past the maximum", widget(12345, "fast"), widget(5, "fast"), "spec.size: Invalid value: spec.size in body should be less than or equal to 10"},
+		{"unchanged past a new maximum (ratcheting)", widget(12345, "fast"), widget(12345, "fast"), ""},
+		{"transition rule", widget(5, "safe"), widget(5, "fast"), "spec.mode: Invalid value: mode is immutable"},
+		{"not in the enum", widget(5, "slowest"), widget(5, "fast"), "spec.mode: Unsupported value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refused, err := ValidateCustomResourceUpdate(context.Background(), tc.next, tc.live, schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range refused {
+				got = append(got, r.Field+": "+r.Detail)
+			}
+			all := strings.Join(got, "; ")
+			if (tc.want == "") != (all == "") || !strings.Contains(all, tc.want) || strings.Contains(all, "12345") || strings.Contains(all, "slowest") {
+				t.Errorf("got %q, want %q (and never the value)", all, tc.want)
+			}
+		})
 	}
 }

@@ -1,13 +1,21 @@
 package defaulting
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	appsvalidation "k8s.io/kubernetes/pkg/apis/apps/validation"
 	"k8s.io/kubernetes/pkg/apis/batch"
@@ -107,4 +115,95 @@ func internalOf(obj map[string]any) (runtime.Object, bool, error) {
 		return nil, true, fmt.Errorf("%s: convert to the internal version: %w", gvk, err)
 	}
 	return internal, true, nil
+}
+
+// crValidation is a CRD version's schema made ready to validate: its structural form, the
+// OpenAPI validator and the CEL rules compiled.
+type crValidation struct {
+	structural *structuralschema.Structural
+	schema     apiextensionsvalidation.SchemaValidator
+	cel        *cel.Validator
+}
+
+// crValidations caches each schema's validation by its JSON text.
+var crValidations sync.Map
+
+// ValidateCustomResourceUpdate runs, offline, the API server's update validation of a custom
+// resource against its CRD version's openAPIV3Schema: the schema (types, enums, formats,
+// bounds, required fields) and its x-kubernetes-validations CEL rules, transition rules
+// (self == oldSelf) included, with ratcheting, as the server applies it: a value the update
+// leaves as it was is not judged again. next is the object as the update would leave it, live
+// the stored one. Each Refused names the field and says what is wrong, never the value.
+//
+// xref: k8s.io/apiextensions-apiserver pkg/registry/customresource/strategy.go ValidateUpdate.
+func ValidateCustomResourceUpdate(ctx context.Context, next, live, openAPIV3Schema map[string]any) ([]Refused, error) {
+	if openAPIV3Schema == nil {
+		return nil, nil
+	}
+	v, err := crValidationOf(openAPIV3Schema)
+	if err != nil {
+		return nil, err
+	}
+	// Both as the API server decodes them (whole numbers int64), so that ratcheting, which
+	// compares old and new values, sees an unchanged number as unchanged.
+	if next, err = asDecoded(next); err != nil {
+		return nil, err
+	}
+	if live, err = asDecoded(live); err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	correlated := common.NewCorrelatedObject(next, live, &model.Structural{Structural: v.structural})
+	errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, next, live, v.schema, apiextensionsvalidation.WithRatcheting(correlated))...)
+	if v.cel != nil {
+		celErrs, _ := v.cel.Validate(ctx, nil, v.structural, next, live, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
+		errs = append(errs, celErrs...)
+	}
+	var refused []Refused
+	for _, e := range errs {
+		refused = append(refused, Refused{Field: e.Field, Detail: withoutBadValue(e)})
+	}
+	return refused, nil
+}
+
+// asDecoded is obj encoded and decoded again as JSON.
+func asDecoded(obj map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJSON(b)
+}
+
+// withoutBadValue is a field error's message without the value it quotes.
+func withoutBadValue(e *field.Error) string {
+	if e.Detail == "" {
+		return e.Type.String()
+	}
+	return e.Type.String() + ": " + e.Detail
+}
+
+func crValidationOf(openAPIV3Schema map[string]any) (*crValidation, error) {
+	b, err := json.Marshal(openAPIV3Schema)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := crValidations.Load(string(b)); ok {
+		return v.(*crValidation), nil
+	}
+	internal, err := internalSchema(b)
+	if err != nil {
+		return nil, err
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, fmt.Errorf("CRD schema is not structural: %w", err)
+	}
+	validator, _, err := apiextensionsvalidation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, fmt.Errorf("CRD schema: %w", err)
+	}
+	v := &crValidation{structural: s, schema: validator, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
+	crValidations.Store(string(b), v)
+	return v, nil
 }

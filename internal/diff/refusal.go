@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/flux"
 )
@@ -155,8 +156,9 @@ func (m *measure) upgradeWrites(o *Object) bool {
 // kinds whose fields an update may not change (internal/defaulting ValidateUpdate) on the
 // render applied over the live object: a change the server would refuse (an immutable field,
 // a StatefulSet's volumeClaimTemplates, a claim that asks for less) is WILL-FAIL. For a new
-// render measured offline, or where the dry-run probe may not be made. What it cannot see:
-// admission webhooks and policies, quotas, a CRD's schema.
+// render measured offline, or where the dry-run probe may not be made. A custom resource is
+// judged by its CRD's schema and CEL rules (defaulting.ValidateCustomResourceUpdate). What it
+// cannot see: admission webhooks and policies, quotas.
 func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeMeta, o *Object, desired map[string]any) {
 	if !m.in.Rendered || o.Missing || o.Refused != "" || o.Refusal != nil || t.live == nil || !m.upgradeWrites(o) {
 		return
@@ -167,8 +169,12 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	if err != nil {
 		return
 	}
-	refused, known, err := defaulting.ValidateUpdate(applyOver(t.live, written, t.ob.Kind), t.live)
-	if !known || err != nil || len(refused) == 0 {
+	next := applyOver(t.live, written, t.ob.Kind)
+	refused, known, err := defaulting.ValidateUpdate(next, t.live)
+	if !known && !compare.BuiltIn(tm) {
+		refused, err = m.validateCustomResource(ctx, t, next)
+	}
+	if err != nil || len(refused) == 0 {
 		return
 	}
 	var fields, says []string
@@ -183,6 +189,20 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	for i := range o.Rows {
 		o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
 	}
+}
+
+// validateCustomResource runs the API server's update validation of a custom resource
+// offline: its CRD version's schema and CEL rules, as the live CRD states them (a CRD the same
+// upgrade changes is judged by its current schema).
+func (m *measure) validateCustomResource(ctx context.Context, t *target, next map[string]any) ([]defaulting.Refused, error) {
+	group, version := splitAPIVersion(t.ob.APIVersion)
+	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
+		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return defaulting.ValidateCustomResourceUpdate(ctx, next, t.live, schema)
 }
 
 // applyOver is the object an apply of desired leaves over live: desired's fields over the live

@@ -115,3 +115,42 @@ spec:
 		}
 	}
 }
+
+// TestRunWillFailOfflineCustomResource: offline, a custom resource the upgrade changes past its
+// CRD's schema, or against a CEL transition rule, is WILL-FAIL with the field; a value the
+// upgrade leaves as it was is not judged again (ratcheting), and a valid change is no refusal.
+func TestRunWillFailOfflineCustomResource(t *testing.T) {
+	widget := func(size, mode string, colour ...string) string {
+		return "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: apps}\nspec: {size: " + size + ", mode: " + mode + ", colour: " + strings.Join(append(colour, "red")[:1], "") + "}"
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"spec": map[string]any{"type": "object", "properties": map[string]any{
+			"size":   map[string]any{"type": "integer", "maximum": int64(10)},
+			"colour": map[string]any{"type": "string"},
+			"mode":   map[string]any{"type": "string", "x-kubernetes-validations": []any{map[string]any{"rule": "self == oldSelf", "message": "mode is immutable"}}},
+		}},
+	}}
+	for _, tc := range []struct {
+		name, live, desired, field string
+	}{
+		{"valid", widget("5", "fast"), widget("7", "fast"), ""},
+		{"past the maximum", widget("5", "fast"), widget("20", "fast"), "spec.size"},
+		{"transition rule", widget("5", "fast"), widget("5", "safe"), "spec.mode"},
+		{"past the maximum, left as it was (ratcheting)", widget("20", "fast"), widget("20", "fast", "blue"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := &fakeCluster{objects: objs(t, tc.live), schemas: map[string]map[string]any{"Widget": schema}}
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: tc.desired, Previous: widget("5", "fast"), Rendered: true, Normalize: Offline})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if r := rep.Objects[0].Refusal; r != nil {
+				got = r.Field
+			}
+			if got != tc.field || (tc.field != "") != (rep.WillFail == 1) {
+				t.Errorf("refusal field %q, will fail %d; want %q\n%+v", got, rep.WillFail, tc.field, rep.Objects[0])
+			}
+		})
+	}
+}

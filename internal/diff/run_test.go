@@ -19,9 +19,10 @@ import (
 // fakeCluster answers a measurement from objects held in memory, and counts its LISTs.
 type fakeCluster struct {
 	objects   []map[string]any
-	forbidden map[string]bool // kind → LIST refused
-	notServed map[string]bool // kind → no such kind
-	refuse    error           // what a dry-run apply answers
+	forbidden map[string]bool           // kind → LIST refused
+	notServed map[string]bool           // kind → no such kind
+	refuse    error                     // what a dry-run apply answers
+	schemas   map[string]map[string]any // kind → its CRD's openAPIV3Schema
 
 	mu    sync.Mutex
 	lists map[string]int // group/kind/namespace → LISTs
@@ -95,8 +96,8 @@ func (f *fakeCluster) Resource(_, _, kind string) (string, error) {
 	return strings.ToLower(kind) + "s", nil
 }
 
-func (f *fakeCluster) CRDSchema(context.Context, string, string, string) (map[string]any, error) {
-	return nil, nil
+func (f *fakeCluster) CRDSchema(_ context.Context, _, _, kind string) (map[string]any, error) {
+	return f.schemas[kind], nil
 }
 
 // DryRunCreate stores nothing and defaults nothing: the object comes back as given.
