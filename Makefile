@@ -68,11 +68,12 @@ test: lint
 test-unit:
 	$(GO) test -short -count=1 ./...
 
-## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff helmrelease --all over 50 HelmReleases; ratios printed
+## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff helmrelease --all over 50 HelmReleases; diff release -A over a fleet of 200 and 1,000 releases; ratios printed
 bench:
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestDiffCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestHelmReleaseCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
+	$(GO) test -v -run '^TestFleetCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
 ## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, second-owner stream checks, drift detection, diff comparator

@@ -92,25 +92,7 @@ func TestDiffCompare(t *testing.T) {
 	}
 	root := testenv.RepoRoot()
 	env, bin := startBench(t)
-	helm := env.HelmBin("helm3")
-	helmDiff := filepath.Join(filepath.Dir(helm), "helm-diff")
-	if _, err := os.Stat(helmDiff); err != nil {
-		t.Fatalf("helm-diff is not built: run scripts/tools.sh (%v)", err)
-	}
-	// helm-diff as a Helm plugin, the way users run it.
-	home := t.TempDir()
-	plugins := filepath.Join(home, "plugins")
-	os.MkdirAll(filepath.Join(plugins, "diff", "bin"), 0o755)
-	os.WriteFile(filepath.Join(plugins, "diff", "plugin.yaml"), []byte("name: diff\nversion: 3.13.2\nusage: helm-diff\ndescription: helm-diff v3.13.2\nuseTunnel: true\ncommand: $HELM_PLUGIN_DIR/bin/diff\n"), 0o644)
-	os.Symlink(helmDiff, filepath.Join(plugins, "diff", "bin", "diff"))
-	var base []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HELM_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
-			base = append(base, kv)
-		}
-	}
-	base = append(base, "KUBECONFIG="+env.Kubeconfig, "HELM_PLUGINS="+plugins, "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"), "NO_COLOR=1")
+	helm, base := helmDiffEnv(t, env)
 
 	chart := filepath.Join(root, "testdata/charts/bulk")
 	const ns = "bench"
@@ -196,6 +178,33 @@ func TestDiffCompare(t *testing.T) {
 	if !strings.Contains(offline.out, "INJECTED_BY_SIDECAR") || !strings.Contains(offline.out, "bench.example.com/edited-by-hand") {
 		t.Errorf("helm-drift diff missed an out-of-band edit")
 	}
+}
+
+// helmDiffEnv returns the Helm 3 CLI and an environment in which helm-diff v3.13.2 is its
+// plugin, the way users run it, against env's cluster.
+func helmDiffEnv(t *testing.T, env *testenv.Env) (string, []string) {
+	t.Helper()
+	helm := env.HelmBin("helm3")
+	helmDiff := filepath.Join(filepath.Dir(helm), "helm-diff")
+	if _, err := os.Stat(helmDiff); err != nil {
+		t.Fatalf("helm-diff is not built: run scripts/tools.sh (%v)", err)
+	}
+	// helm-diff as a Helm plugin, the way users run it.
+	home := t.TempDir()
+	plugins := filepath.Join(home, "plugins")
+	os.MkdirAll(filepath.Join(plugins, "diff", "bin"), 0o755)
+	os.WriteFile(filepath.Join(plugins, "diff", "plugin.yaml"), []byte("name: diff\nversion: 3.13.2\nusage: helm-diff\ndescription: helm-diff v3.13.2\nuseTunnel: true\ncommand: $HELM_PLUGIN_DIR/bin/diff\n"), 0o644)
+	os.Symlink(helmDiff, filepath.Join(plugins, "diff", "bin", "diff"))
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HELM_") && !strings.HasPrefix(kv, "KUBECONFIG=") {
+			base = append(base, kv)
+		}
+	}
+	base = append(base, "KUBECONFIG="+env.Kubeconfig, "HELM_PLUGINS="+plugins, "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"), "NO_COLOR=1")
+
+	return helm, base
 }
 
 // inProcessPeak runs helm-drift in this process and returns the peak heap in use above the

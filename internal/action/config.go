@@ -5,8 +5,11 @@
 package action
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -84,6 +87,7 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 		counts = &live.Counts{}
 	}
 	cfg.Wrap(counts.Wrap)
+	cfg.Wrap((&versionOnce{}).wrap) // outermost: an answer from it is no request
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -245,3 +249,41 @@ func (c *Connection) timeout() time.Duration {
 
 // kubeVersion is the API server's version, asked once a run.
 func (c *Configuration) kubeVersion() (*version.Info, error) { return c.disc.ServerVersion() }
+
+// versionOnce answers GET /version once a run: the server's version does not change within
+// it, and the Helm SDKs ask it before every render (their reachability probe, through a
+// clientset of their own that the discovery snapshot does not reach).
+type versionOnce struct {
+	mu     sync.Mutex
+	body   []byte
+	header http.Header
+}
+
+// wrap is a rest.Config transport wrapper.
+func (v *versionOnce) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet || r.URL.Path != "/version" {
+			return rt.RoundTrip(r)
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.body == nil {
+			resp, err := rt.RoundTrip(r)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				return resp, err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			v.body, v.header = body, resp.Header.Clone()
+		}
+		return &http.Response{StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: v.header.Clone(), Body: io.NopCloser(bytes.NewReader(v.body)), ContentLength: int64(len(v.body)), Request: r}, nil
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

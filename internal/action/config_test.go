@@ -6,7 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TestServiceProxy: an artifact URL that names an in-cluster service is fetched through the API
@@ -44,5 +48,48 @@ current-context: fake
 	data, err := proxy(context.Background(), "flux-system", "source-controller", "80", "/ocirepository/apps/web/sha256:abc.tar.gz")
 	if err != nil || string(data) != "chart bytes" {
 		t.Fatalf("proxy: %q, %v (the fake API server was asked %s)", data, err, got)
+	}
+}
+
+// TestVersionOnce: the server's version is asked once a run, however many clientsets (the Helm
+// SDKs' reachability probes) ask it, impersonating or not; other requests all go through.
+func TestVersionOnce(t *testing.T) {
+	var versions, others atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/version" {
+			versions.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"major":"1","minor":"34","gitVersion":"v1.34.2"}`))
+			return
+		}
+		others.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: `+srv.URL+`}}]
+contexts: [{name: fake, context: {cluster: fake, user: fake}}]
+users: [{name: fake, user: {token: t}}]
+current-context: fake
+`), 0o600)
+	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: kubeconfig}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Configuration{cfg, cfg, cfg.As("system:serviceaccount:apps:deployer")} {
+		kc, err := kubernetes.NewForConfig(c.RESTConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := kc.Discovery().ServerVersion()
+		if err != nil || v.GitVersion != "v1.34.2" {
+			t.Fatalf("version %v, %v", v, err)
+		}
+		kc.CoreV1().ConfigMaps("apps").Get(context.Background(), "x", metav1.GetOptions{})
+	}
+	if versions.Load() != 1 || others.Load() != 3 {
+		t.Errorf("the server was asked /version %d times and other paths %d; want 1 and 3", versions.Load(), others.Load())
 	}
 }

@@ -53,14 +53,14 @@ func (d *DiffRelease) Run(ctx context.Context, name string) (*diff.Report, error
 	if err != nil {
 		return nil, ReleaseError(d.Namespace, name, err)
 	}
-	return d.measure(ctx, rel)
-}
-
-func (d *DiffRelease) measure(ctx context.Context, rel *release.Release) (*diff.Report, error) {
 	cl, err := d.Config.Live(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return d.measure(ctx, cl, rel)
+}
+
+func (d *DiffRelease) measure(ctx context.Context, cl diff.Cluster, rel *release.Release) (*diff.Report, error) {
 	return diff.Run(ctx, cl, d.input(diff.Input{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version,
 		Desired: rel.Manifest, Previous: rel.Manifest}))
 }
@@ -90,9 +90,16 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	if err != nil {
 		return nil, fmt.Errorf("listing releases: %w", err)
 	}
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
+	// the number of releases there.
+	snap := diff.NewSnapshot(cl)
 	s := summaries(len(rels), d.Workers, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		rel := rels[i]
-		rep, err := d.measure(ctx, rel)
+		rep, err := d.measure(ctx, snap, rel)
 		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
 	})
 	sort.Slice(s.Rows, func(i, j int) bool {

@@ -165,7 +165,11 @@ func (d *DiffHelmRelease) Run(ctx context.Context, t HelmReleaseTarget) (*Result
 	if err := d.connect(ctx, []HelmReleaseTarget{t}); err != nil {
 		return nil, err
 	}
-	return d.run(ctx, t)
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return d.run(ctx, cl, t)
 }
 
 // RunAll measures targets concurrently, one summary row each, sorted by HelmRelease.
@@ -173,9 +177,16 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	if err := d.connect(ctx, targets); err != nil {
 		return nil, err
 	}
+	cl, err := d.Config.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
+	// the number of HelmReleases there.
+	snap := diff.NewSnapshot(cl)
 	s := summaries(len(targets), d.Workers, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		name := targets[i].name()
-		res, err := d.run(ctx, targets[i])
+		res, err := d.run(ctx, snap, targets[i])
 		var rep *diff.Report
 		if res != nil {
 			rep = res.Report
@@ -186,11 +197,7 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	return s, nil
 }
 
-func (d *DiffHelmRelease) run(ctx context.Context, t HelmReleaseTarget) (*Result, error) {
-	cl, err := d.Config.Live(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, t HelmReleaseTarget) (*Result, error) {
 	hr, err := fluxrelease.Decode(t.Object)
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", t.Where, err)}

@@ -1,0 +1,144 @@
+package diffbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	helmaction "helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/helm-drift/helm-drift/internal/action"
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// TestFleetCompare measures diff release -A over a fleet: 200, then 1,000 releases of the
+// webapp chart (4 objects each) across 10 namespaces, installed through the Helm 3 SDK in
+// parallel. For each size, offline and auto: LIST requests (the target: kinds x namespaces,
+// plus the release storage), discovery requests, wall time and peak RSS; then the ratio of the
+// times (linear: at most 6x for 5x the releases), beside helm diff upgrade --three-way-merge
+// looped over a sample of 20 releases and extrapolated to the fleet (as a user loops it).
+func TestFleetCompare(t *testing.T) {
+	if !*compare {
+		t.Skip("run with -compare (make bench)")
+	}
+	root := testenv.RepoRoot()
+	env, bin := startBench(t)
+	helm, base := helmDiffEnv(t, env)
+	chartDir := filepath.Join(root, "testdata/charts/webapp")
+	const namespaces = 10
+	ctx := context.Background()
+	for n := range namespaces {
+		if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNamespace(n)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := action.NewConfiguration(action.KubeOptions{Kubeconfig: env.Kubeconfig}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed := 0
+	install := func(upTo int) {
+		t.Helper()
+		start := time.Now()
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		sem := make(chan struct{}, 8)
+		for i := installed; i < upTo; i++ {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				ns := fleetNamespace(i % namespaces)
+				cfg, err := conf.Helm3(ns)
+				if err == nil {
+					in := helmaction.NewInstall(cfg)
+					in.ReleaseName, in.Namespace = fmt.Sprintf("web-%04d", i), ns
+					_, err = in.Run(ch, map[string]any{})
+				}
+				if err != nil {
+					failed.Store(err)
+				}
+			})
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			t.Fatalf("install: %v", err)
+		}
+		t.Logf("installed releases %d to %d in %v", installed, upTo, time.Since(start).Round(time.Millisecond))
+		installed = upTo
+	}
+
+	type row struct {
+		releases int
+		mode     string
+		run      run
+	}
+	var rows []row
+	for _, size := range []int{200, 1000} {
+		install(size)
+		for _, mode := range []string{"offline", "auto"} {
+			var rs []run
+			for range *runs {
+				r := measure(t, base, bin, "diff", "release", "-A", "--normalize", mode, "--stats")
+				if r.code != 0 {
+					t.Fatalf("diff release -A --normalize %s over %d fresh releases: exit %d\n%s%s", mode, size, r.code, r.out, r.stderr)
+				}
+				rs = append(rs, r)
+			}
+			rows = append(rows, row{size, mode, median(rs)})
+		}
+	}
+	// helm-diff, looped over a sample (it diffs one release per command).
+	const sample = 20
+	start := time.Now()
+	for i := range sample {
+		r := measure(t, base, helm, "diff", "upgrade", fmt.Sprintf("web-%04d", i), chartDir, "-n", fleetNamespace(i%namespaces), "--three-way-merge")
+		if r.code != 0 && r.code != 2 {
+			t.Fatalf("helm diff upgrade: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	perRelease := time.Since(start) / sample
+
+	stat := func(r run, what string) int {
+		m := regexp.MustCompile(`(\d+) ` + what).FindStringSubmatch(r.stderr)
+		if m == nil {
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "\ndiff release -A over a fleet of webapp releases (4 objects: ConfigMap, Secret, Service, Deployment) in %d namespaces,\n", namespaces)
+	fmt.Fprintf(w, "local API server, median of %d runs; target LISTs = 4 kinds x %d namespaces = %d, plus the release storage:\n", *runs, namespaces, 4*namespaces)
+	fmt.Fprintf(w, "  %-9s %-8s %8s %6s %10s %9s  %s\n", "releases", "mode", "requests", "LIST", "discovery", "wall", "peak RSS")
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-9d %-8s %8d %6d %10d %9s  %s\n", r.releases, r.mode, stat(r.run, "requests"), stat(r.run, "LIST"), stat(r.run, "discovery"), r.run.wall.Round(time.Millisecond), mib(r.run.maxRSS))
+	}
+	for i, mode := range []string{"offline", "auto"} {
+		small, large := rows[i].run, rows[i+2].run
+		fmt.Fprintf(w, "  %s: 1,000 releases took %.2fx the time of 200 (target <= 6x: linear)\n", mode, large.wall.Seconds()/small.wall.Seconds())
+	}
+	fmt.Fprintf(w, "  helm diff upgrade --three-way-merge, one command per release: %v each (mean of %d), so about %v for 200 and %v for 1,000 (extrapolated);\n",
+		perRelease.Round(time.Millisecond), sample, (perRelease * 200).Round(time.Second), (perRelease * 1000).Round(time.Second))
+	fmt.Fprintf(w, "  helm-drift auto over 1,000: %.3fx of that\n", rows[3].run.wall.Seconds()/(perRelease*1000).Seconds())
+	for _, r := range rows {
+		if lists := stat(r.run, "LIST"); lists > 4*namespaces+namespaces+10 {
+			t.Errorf("%d releases, %s: %d LISTs; want about %d (kinds x namespaces) plus the release storage", r.releases, r.mode, lists, 4*namespaces)
+		}
+	}
+}
+
+func fleetNamespace(n int) string { return fmt.Sprintf("fleet-%02d", n) }

@@ -1,0 +1,98 @@
+package diff
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// Snapshot is a Cluster that reads each kind's LIST in each namespace once for a whole run of
+// many measurements (diff release --all, diff helmrelease --all) and answers every later one
+// from it, so a run over N releases in a namespace costs one LIST per kind there, not N, and
+// reads each object once. The objects, the few GETs (envFrom sources, a managing HelmRelease)
+// and the CRD schemas are kept for the run and shared: a measurement never changes what a
+// Cluster returns. Dry runs, scopes and discovery go to the wrapped Cluster. Safe for
+// concurrent use; a LIST that fails is shared too (every release of that kind and namespace
+// carries the error, as one run would).
+type Snapshot struct {
+	Cluster
+
+	mu      sync.Mutex
+	lists   map[listKey]*snapshotted[[]map[string]any]
+	gets    map[getKey]*snapshotted[map[string]any]
+	schemas map[listKey]*snapshotted[map[string]any]
+}
+
+// snapshotted is one read, made once.
+type snapshotted[T any] struct {
+	once sync.Once
+	done atomic.Bool
+	val  T
+	err  error
+}
+
+// do makes the read, once; every caller gets its outcome.
+func (e *snapshotted[T]) do(read func() (T, error)) (T, error) {
+	e.once.Do(func() {
+		e.val, e.err = read()
+		e.done.Store(true)
+	})
+	return e.val, e.err
+}
+
+type getKey struct {
+	listKey
+	name string
+}
+
+// NewSnapshot wraps cl.
+func NewSnapshot(cl Cluster) *Snapshot {
+	return &Snapshot{Cluster: cl, lists: map[listKey]*snapshotted[[]map[string]any]{},
+		gets: map[getKey]*snapshotted[map[string]any]{}, schemas: map[listKey]*snapshotted[map[string]any]{}}
+}
+
+// once returns the entry of key in m, made when missing.
+func once[K comparable, T any](mu *sync.Mutex, m map[K]*snapshotted[T], key K) *snapshotted[T] {
+	mu.Lock()
+	defer mu.Unlock()
+	e := m[key]
+	if e == nil {
+		e = &snapshotted[T]{}
+		m[key] = e
+	}
+	return e
+}
+
+// ListObjects lists kind in namespace once for the run.
+func (s *Snapshot) ListObjects(ctx context.Context, group, version, kind, namespace string) ([]map[string]any, error) {
+	return once(&s.mu, s.lists, listKey{group, version, kind, namespace}).do(func() ([]map[string]any, error) {
+		return s.Cluster.ListObjects(ctx, group, version, kind, namespace)
+	})
+}
+
+// Get reads an object once for the run: from its kind's LIST when the run has listed that
+// kind in that namespace already, else with a GET.
+func (s *Snapshot) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	s.mu.Lock()
+	listed := s.lists[listKey{group, version, kind, namespace}]
+	s.mu.Unlock()
+	if listed != nil && listed.done.Load() {
+		if listed.err == nil {
+			for _, it := range listed.val {
+				if md, _ := it["metadata"].(map[string]any); md != nil && md["name"] == name {
+					return it, nil
+				}
+			}
+		}
+	}
+	return once(&s.mu, s.gets, getKey{listKey{group, version, kind, namespace}, name}).do(func() (map[string]any, error) {
+		return s.Cluster.Get(ctx, group, version, kind, namespace, name)
+	})
+}
+
+// CRDSchema reads a kind's schema once for the run.
+func (s *Snapshot) CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error) {
+	return once(&s.mu, s.schemas, listKey{group: group, version: version, kind: kind}).do(func() (map[string]any, error) {
+		return s.Cluster.CRDSchema(ctx, group, version, kind)
+	})
+}
