@@ -26,6 +26,9 @@ type Measure struct {
 	Normalize string
 	// Workers bounds the requests in flight.
 	Workers int
+	// Progress, when set, is told after each release of a run over many (RunAll) how many of
+	// the total are measured.
+	Progress func(done, total int)
 }
 
 // input is the diff input of in's measurement options.
@@ -97,7 +100,7 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of releases there.
 	snap := diff.NewSnapshot(cl)
-	s := summaries(len(rels), d.Workers, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+	s := summaries(len(rels), d.Workers, d.Progress, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		rel := rels[i]
 		rep, err := d.measure(ctx, snap, rel)
 		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
@@ -109,19 +112,31 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 }
 
 // summaries measures n releases concurrently (a quarter of workers at a time), one summary row
-// each. measure(i) returns the report, the row to show when it fails (with the error filled in
+// each, telling progress (when set) after each one. measure(i) returns the report, the row to show when it fails (with the error filled in
 // here) and the name its unmeasured objects are listed under.
-func summaries(n, workers int, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
+func summaries(n, workers int, progress func(done, total int), measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
 	s := &Summary{Rows: make([]diff.SummaryRow, n)}
 	var (
-		wg sync.WaitGroup
-		mu sync.Mutex
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done int
 	)
+	if progress != nil {
+		progress(0, n)
+	}
 	sem := make(chan struct{}, max(1, workers/4))
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if progress != nil {
+				defer func() {
+					mu.Lock()
+					done++
+					progress(done, n)
+					mu.Unlock()
+				}()
+			}
 			rep, failed, name, err := measure(i)
 			if err != nil {
 				failed.Error = err.Error()

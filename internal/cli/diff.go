@@ -50,7 +50,8 @@ rendered in-process with the Helm SDK (values reused as helm upgrade reuses them
 post-renderer run, lookup calls answered by the cluster). "diff release": desired is the
 manifest Helm stored for the release's latest revision (what helm-controller's drift
 detection compares). "--all": every release in the namespace (-A: in all namespaces), one
-summary row each.
+summary row each; the run reads each kind in each namespace once, whatever the number of
+releases, and on a terminal draws a progress line on stderr (--progress).
 "diff helmrelease": desired is what helm-controller (v1.6) would install for a Flux
 HelmRelease now: its source's artifact (spec.chartRef, or the HelmChart made for spec.chart),
 verified against the artifact's digest and versioned as helm-controller versions it; its values
@@ -182,6 +183,7 @@ type diffOptions struct {
 	enableDNS             bool
 	countUnstable         bool
 	defaultServiceAccount string
+	progress              string
 	exitOn                string
 	engine                string
 	skipSchema            bool
@@ -209,6 +211,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "diff release / helmrelease: every release (HelmRelease) in every namespace (implies --all)")
 	fs.StringArrayVar(&o.files, "file", nil, "diff helmrelease: a YAML file (- for stdin) holding the HelmRelease as written in Git, and any source, ConfigMap or Secret it reads that the change adds or edits; repeatable")
 	fs.StringVar(&o.defaultServiceAccount, "default-service-account", "", "diff helmrelease: helm-controller's --default-service-account: the account a HelmRelease without spec.serviceAccountName renders as (its lookup calls are answered as the account, impersonated, when you may impersonate it; spec.serviceAccountName always is)")
+	fs.StringVar(&o.progress, "progress", progressAuto, "diff release / helmrelease --all: a progress line on stderr (releases measured of the total, elapsed, estimate): auto (on a terminal, not in CI), always, never")
 	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
 	fs.StringVar(&o.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
@@ -288,6 +291,15 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cfg.Counts) }()
 	}
 	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers}
+	if o.all || o.allNamespaces {
+		what := "releases measured"
+		if fs.Arg(0) == "helmrelease" {
+			what = "HelmReleases measured"
+		}
+		update, finish := progressLine(o.progress, errOut, what)
+		defer finish()
+		m.Progress = update
+	}
 	all := o.all || o.allNamespaces
 	switch fs.Arg(0) {
 	case "helmrelease":
@@ -445,6 +457,8 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 		return fmt.Errorf("want \"diff upgrade RELEASE CHART\", \"diff release RELEASE\" or \"diff helmrelease NAME\"")
 	case len(o.files) > 0 && fs.Arg(0) != "helmrelease":
 		return fmt.Errorf("--file goes with \"diff helmrelease\"")
+	case validProgress(o.progress) != nil:
+		return validProgress(o.progress)
 	case o.defaultServiceAccount != "" && fs.Arg(0) != "helmrelease":
 		return fmt.Errorf("--default-service-account goes with \"diff helmrelease\"")
 	case strings.ContainsAny(o.defaultServiceAccount, ": /"):

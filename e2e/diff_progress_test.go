@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// TestDiffProgress: diff release --all draws its progress line (releases measured of the
+// total) on stderr when stderr is a terminal, and never in a pipe, with --progress never, or
+// in CI; --progress always draws it in a pipe too. The report on stdout is the same in every
+// case.
+func TestDiffProgress(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	for i := range 3 {
+		h.run(t, false, nil, "install", fmt.Sprintf("web-%d", i), "testdata/charts/webapp", "-n", ns, "--set", "headless=true")
+	}
+	args := []string{"diff", "release", "--all", "-n", ns, "--kubeconfig", cluster.Kubeconfig}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CI=") {
+			env = append(env, kv)
+		}
+	}
+	const line = "releases measured"
+	// onTerminal runs helm-drift with stderr on a pseudo-terminal and returns what it drew there.
+	onTerminal := func(t *testing.T, env []string, extra ...string) (stdout, terminal string, code int) {
+		t.Helper()
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ptmx.Close()
+		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append(args, extra...)...)
+		var out strings.Builder
+		cmd.Env, cmd.Stdout, cmd.Stderr = append(env, "TERM=xterm"), &out, tty
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		tty.Close()
+		drawn := make(chan string)
+		go func() {
+			b, _ := io.ReadAll(ptmx) // ends with EIO once the child has gone
+			drawn <- string(b)
+		}()
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), <-drawn, code
+	}
+	out, drawn, code := onTerminal(t, env)
+	t.Logf("drawn on the terminal: %q", drawn)
+	if code != 0 || !strings.Contains(drawn, line) || !strings.Contains(drawn, "/3") || strings.Contains(out, line) {
+		t.Errorf("on a terminal: exit %d, stderr %q, want the progress line (of 3) on stderr only\n%s", code, drawn, out)
+	}
+	want := out
+	if out, drawn, _ := onTerminal(t, env, "--progress", "never"); strings.Contains(drawn, line) || out != want {
+		t.Errorf("--progress never on a terminal drew %q", drawn)
+	}
+	if out, drawn, _ := onTerminal(t, append(env, "CI=true")); strings.Contains(drawn, line) || out != want {
+		t.Errorf("in CI on a terminal drew %q", drawn)
+	}
+	if out, errOut, code := diffBinary(t, args[1:]...); code != 0 || strings.Contains(errOut, line) || out != want {
+		t.Errorf("in a pipe: exit %d, stderr %q, want no progress line and the same report", code, errOut)
+	}
+	if out, errOut, code := diffBinary(t, append(args[1:], "--progress", "always")...); code != 0 || !strings.Contains(errOut, line) || out != want {
+		t.Errorf("--progress always in a pipe: exit %d, stderr %q, want the progress line", code, errOut)
+	}
+	if _, errOut, code := diffBinary(t, append(args[1:], "--progress", "sometimes")...); code != 1 || !strings.Contains(errOut, `--progress "sometimes"`) {
+		t.Errorf("--progress sometimes: exit %d, %q; want exit 1 naming the value", code, errOut)
+	}
+}
