@@ -29,15 +29,7 @@ func TestServiceProxy(t *testing.T) {
 		w.Write([]byte("chart bytes"))
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: fake, cluster: {server: `+srv.URL+`}}]
-contexts: [{name: fake, context: {cluster: fake, user: fake}}]
-users: [{name: fake, user: {token: t}}]
-current-context: fake
-`), 0o600)
-	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: kubeconfig}, nil)
+	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: fakeKubeconfig(t, srv.URL)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +58,7 @@ func TestVersionOnce(t *testing.T) {
 		http.NotFound(w, r)
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: fake, cluster: {server: `+srv.URL+`}}]
-contexts: [{name: fake, context: {cluster: fake, user: fake}}]
-users: [{name: fake, user: {token: t}}]
-current-context: fake
-`), 0o600)
-	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: kubeconfig}, nil)
+	cfg, err := NewConfiguration(KubeOptions{Kubeconfig: fakeKubeconfig(t, srv.URL)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,4 +76,20 @@ current-context: fake
 	if versions.Load() != 1 || others.Load() != 3 {
 		t.Errorf("the server was asked /version %d times and other paths %d; want 1 and 3", versions.Load(), others.Load())
 	}
+}
+
+// fakeKubeconfig writes a kubeconfig for server with a bearer token.
+func fakeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: `+server+`}}]
+contexts: [{name: fake, context: {cluster: fake, user: fake}}]
+users: [{name: fake, user: {token: t}}]
+current-context: fake
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }
