@@ -135,3 +135,30 @@ spec:
 		t.Errorf("a clean stream did not come back unchanged")
 	}
 }
+
+// TestOwnersClusterKept: an object marked helm.sh/resource-policy: keep, rendered by a second
+// release, is owned by the first while that one is installed (moving it away would break it),
+// and kept by an older release once that one is uninstalled (moving it over is the advice).
+func TestOwnersClusterKept(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	chart := "testdata/charts/keeper"
+	h.run(t, false, nil, "install", "a", chart, "-n", ns)
+	stream, _ := h.run(t, false, nil, "template", "b", chart, "-n", ns)
+	check := func() string {
+		t.Helper()
+		out, errOut, code := helmDrift(stream, "render", "--cluster", "--release", "b", "--namespace", ns, "--kubeconfig", cluster.Kubeconfig)
+		if code == 0 || out != "" {
+			t.Fatalf("render --cluster of a second owner: exit %d, stdout %q; want a failure and nothing on stdout", code, out)
+		}
+		return errOut
+	}
+	object := "ConfigMap " + ns + "/shared-settings"
+	if got := check(); !strings.Contains(got, "owned-by-another-release: "+object) || !strings.Contains(got, "belongs to release "+ns+"/a, which is installed and owns it") || strings.Contains(got, "kept-by-older-release") {
+		t.Errorf("release a installed: want owned-by-another-release, a installed:\n%s", got)
+	}
+	h.run(t, false, nil, "uninstall", "a", "-n", ns)
+	if got := check(); !strings.Contains(got, "kept-by-older-release: "+object) || !strings.Contains(got, "was kept in the cluster by release "+ns+"/a (helm.sh/resource-policy: keep)") {
+		t.Errorf("release a uninstalled, its ConfigMap kept: want kept-by-older-release:\n%s", got)
+	}
+}

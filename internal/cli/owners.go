@@ -33,7 +33,8 @@ and namespace, metadata only):
   owned-by-another-release  it belongs to another Helm release, or to none: Helm would refuse
                             it ("exists and cannot be imported into the current release")
   owned-by-helmrelease      a Flux HelmRelease owns it (helm.toolkit.fluxcd.io/name label)
-  kept-by-older-release     an older release kept it (helm.sh/resource-policy: keep)
+  kept-by-older-release     a release no longer installed kept it (helm.sh/resource-policy: keep);
+                            kept by one still installed, it is owned-by-another-release
 
 With --deep, every HelmRelease's chart is rendered the way helm-controller would: from
 --chart-dir, its chartRef OCIRepository, or its spec.chart HelmRepository (HTTP or OCI), with

@@ -74,6 +74,7 @@ func (c *Checker) Cluster(ctx context.Context, objs []manifest.Object, cl Cluste
 		}
 		byList[k] = append(byList[k], o)
 	}
+	installed := c.installedReleases(ctx, cl)
 	var findings []Finding
 	for _, k := range order {
 		items, err := cl.List(ctx, k.group, k.version, k.kind, k.namespace)
@@ -92,7 +93,7 @@ func (c *Checker) Cluster(ctx context.Context, objs []manifest.Object, cl Cluste
 			if !ok {
 				continue
 			}
-			if f, clash := c.liveFinding(o, items[i]); clash {
+			if f, clash := c.liveFinding(o, items[i], installed); clash {
 				findings = append(findings, f)
 			}
 		}
@@ -100,8 +101,37 @@ func (c *Checker) Cluster(ctx context.Context, objs []manifest.Object, cl Cluste
 	return findings, nil
 }
 
+// installedReleases returns whether Helm release ns/name is installed: its storage (Secrets
+// labelled owner=helm, name=NAME, read once per namespace, metadata only) holds a revision that
+// is not uninstalled or superseded. known is false when the storage could not be read.
+func (c *Checker) installedReleases(ctx context.Context, cl Cluster) func(ns, name string) (installed, known bool) {
+	type storage struct {
+		live map[string]bool
+		err  error
+	}
+	read := map[string]*storage{}
+	return func(ns, name string) (bool, bool) {
+		st := read[ns]
+		if st == nil {
+			st = &storage{live: map[string]bool{}}
+			metas, err := cl.List(ctx, "", "v1", "Secret", ns)
+			st.err = err
+			for _, m := range metas {
+				switch m.Labels["status"] {
+				case "deployed", "failed", "pending-install", "pending-upgrade", "pending-rollback":
+					if m.Labels["owner"] == "helm" {
+						st.live[m.Labels["name"]] = true
+					}
+				}
+			}
+			read[ns] = st
+		}
+		return st.live[name], st.err == nil
+	}
+}
+
 // liveFinding decides whether a live object of the same identity has another owner.
-func (c *Checker) liveFinding(o manifest.Object, m live.Meta) (Finding, bool) {
+func (c *Checker) liveFinding(o manifest.Object, m live.Meta, installed func(ns, name string) (bool, bool)) (Finding, bool) {
 	id := c.Identity(o)
 	rel, relNS := m.Annotations[annotationRelease], m.Annotations[annotationReleaseNS]
 	ours := rel == c.opts.Release && relNS == c.opts.Namespace && m.Labels[labelManagedBy] == "Helm"
@@ -110,6 +140,13 @@ func (c *Checker) liveFinding(o manifest.Object, m live.Meta) (Finding, bool) {
 	}
 	this := fmt.Sprintf("release %s/%s (%s)", c.opts.Namespace, c.opts.Release, o.Where())
 	f := Finding{Severity: c.opts.Severity, Object: id.String(), Owners: []Owner{{Kind: "release", Name: this}}}
+	// Kept (helm.sh/resource-policy: keep) by a release that is no longer installed, or
+	// owned by one that is: different situations, different advice.
+	kept := rel != "" && m.Annotations[annotationPolicy] == "keep"
+	alive, known := false, true
+	if kept && m.Labels[labelHelmReleaseName] == "" {
+		alive, known = installed(relNS, rel)
+	}
 	switch {
 	case m.Labels[labelHelmReleaseName] != "":
 		hr := m.Labels[labelHelmReleaseNS] + "/" + m.Labels[labelHelmReleaseName]
@@ -117,11 +154,20 @@ func (c *Checker) liveFinding(o manifest.Object, m live.Meta) (Finding, bool) {
 		f.Owners = append(f.Owners, Owner{Kind: "helmrelease", Name: "HelmRelease " + hr})
 		f.Message = fmt.Sprintf("%s, rendered by %s, already exists in the cluster and belongs to Flux HelmRelease %s (release %s/%s): Helm would refuse to import it, and if it did, the two would overwrite each other. Remove it from one of the two charts.",
 			id, this, hr, relNS, rel)
-	case rel != "" && m.Annotations[annotationPolicy] == "keep":
+	case kept && !alive:
 		f.ID = IDKept
 		f.Owners = append(f.Owners, Owner{Kind: "release", Name: "release " + relNS + "/" + rel})
-		f.Message = fmt.Sprintf("%s, rendered by %s, was kept in the cluster by release %s/%s (helm.sh/resource-policy: keep), which still names it as its own: Helm would refuse to import it. If %s/%s no longer needs it, move it over: kubectl annotate --overwrite %s %s=%s %s=%s.",
-			id, this, relNS, rel, relNS, rel, kubectlRef(id), annotationRelease, c.opts.Release, annotationReleaseNS, c.opts.Namespace)
+		unsure := ""
+		if !known {
+			unsure = " (whether it is still installed could not be read: no list on secrets in namespace " + relNS + ")"
+		}
+		f.Message = fmt.Sprintf("%s, rendered by %s, was kept in the cluster by release %s/%s%s (helm.sh/resource-policy: keep), which still names it as its own: Helm would refuse to import it. If %s/%s no longer needs it, move it over: kubectl annotate --overwrite %s %s=%s %s=%s.",
+			id, this, relNS, rel, unsure, relNS, rel, kubectlRef(id), annotationRelease, c.opts.Release, annotationReleaseNS, c.opts.Namespace)
+	case kept:
+		f.ID = IDLiveOwner
+		f.Owners = append(f.Owners, Owner{Kind: "release", Name: "release " + relNS + "/" + rel})
+		f.Message = fmt.Sprintf("%s, rendered by %s, belongs to release %s/%s, which is installed and owns it (its helm.sh/resource-policy: keep only keeps it once that release is uninstalled): Helm would fail with \"exists and cannot be imported into the current release\". Do not move it while %s/%s is installed: that would break it; render it in one of the two charts only, or uninstall %s/%s first.",
+			id, this, relNS, rel, relNS, rel, relNS, rel)
 	case rel != "":
 		f.ID = IDLiveOwner
 		f.Owners = append(f.Owners, Owner{Kind: "release", Name: "release " + relNS + "/" + rel})

@@ -68,6 +68,11 @@ metadata:
 apiVersion: v1
 kind: ConfigMap
 metadata:
+  name: kept-live
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
   name: unmanaged
 ---
 apiVersion: v1
@@ -95,10 +100,16 @@ metadata:
 			helmMeta("ours", "web", "apps"),
 			helmMeta("theirs", "connectivity", "apps"),
 			helmMeta("kept", "old-web", "apps", "helm.sh/resource-policy", "keep"),
+			helmMeta("kept-live", "cm", "apps", "helm.sh/resource-policy", "keep"),
 			{Name: "unmanaged", Labels: map[string]string{"app.kubernetes.io/managed-by": "kustomize"}},
 			helmMeta("flux", "apps-comp", "apps", "label:helm.toolkit.fluxcd.io/name", "comp", "label:helm.toolkit.fluxcd.io/namespace", "flux-system"),
 		},
 		"Widget/": {{Name: "w"}},
+		// Helm's release storage: cm is installed; old-web was uninstalled with --keep-history.
+		"Secret/apps": {
+			{Name: "sh.helm.release.v1.cm.v1", Labels: map[string]string{"owner": "helm", "name": "cm", "status": "deployed", "version": "1"}},
+			{Name: "sh.helm.release.v1.old-web.v3", Labels: map[string]string{"owner": "helm", "name": "old-web", "status": "uninstalled", "version": "3"}},
+		},
 	}}
 	s, err := manifest.Split([]byte(stream))
 	if err != nil {
@@ -120,9 +131,10 @@ metadata:
 	want := map[string]string{
 		"ConfigMap apps/theirs":    "owned-by-another-release: ConfigMap apps/theirs, rendered by release apps/web (document 2 (line 6)), already belongs to release apps/connectivity",
 		"ConfigMap apps/kept":      "kept-by-older-release: ConfigMap apps/kept, rendered by release apps/web (document 3 (line 11)), was kept in the cluster by release apps/old-web",
-		"ConfigMap apps/unmanaged": "owned-by-another-release: ConfigMap apps/unmanaged, rendered by release apps/web (document 4 (line 16)), already exists in the cluster and belongs to another tool (app.kubernetes.io/managed-by: kustomize)",
-		"ConfigMap apps/flux":      "owned-by-helmrelease: ConfigMap apps/flux, rendered by release apps/web (document 5 (line 21)), already exists in the cluster and belongs to Flux HelmRelease flux-system/comp",
-		"Widget.example.io w":      "owned-by-another-release: Widget.example.io w, rendered by release apps/web (document 8 (line 36)), already exists in the cluster and belongs to no Helm release",
+		"ConfigMap apps/kept-live": "owned-by-another-release: ConfigMap apps/kept-live, rendered by release apps/web (document 4 (line 16)), belongs to release apps/cm, which is installed and owns it",
+		"ConfigMap apps/unmanaged": "owned-by-another-release: ConfigMap apps/unmanaged, rendered by release apps/web (document 5 (line 21)), already exists in the cluster and belongs to another tool (app.kubernetes.io/managed-by: kustomize)",
+		"ConfigMap apps/flux":      "owned-by-helmrelease: ConfigMap apps/flux, rendered by release apps/web (document 6 (line 26)), already exists in the cluster and belongs to Flux HelmRelease flux-system/comp",
+		"Widget.example.io w":      "owned-by-another-release: Widget.example.io w, rendered by release apps/web (document 9 (line 41)), already exists in the cluster and belongs to no Helm release",
 	}
 	for obj, prefix := range want {
 		if !strings.HasPrefix(got[obj], prefix) {
@@ -132,9 +144,10 @@ metadata:
 	if len(got) != len(want) {
 		t.Errorf("%d findings, want %d: %v", len(got), len(want), got)
 	}
-	// One LIST per kind and namespace: ConfigMap/apps, Gadget/apps, Widget/"".
-	if cl.lists != 3 {
-		t.Errorf("%d LIST calls, want 3", cl.lists)
+	// One LIST per kind and namespace: ConfigMap/apps, Gadget/apps, Widget/"", and the release
+	// storage of apps once (for the kept objects).
+	if cl.lists != 4 {
+		t.Errorf("%d LIST calls, want 4", cl.lists)
 	}
 }
 
