@@ -112,8 +112,9 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 }
 
 // summaries measures n releases concurrently (a quarter of workers at a time), one summary row
-// each, telling progress (when set) after each one. measure(i) returns the report, the row to show when it fails (with the error filled in
-// here) and the name its unmeasured objects are listed under.
+// each, telling progress (when set) after each one. measure(i) returns the report, the row to
+// show when it fails (with the error filled in here) and the name its unmeasured objects are
+// listed under.
 func summaries(n, workers int, progress func(done, total int), measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
 	s := &Summary{Rows: make([]diff.SummaryRow, n)}
 	var (
