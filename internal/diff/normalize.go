@@ -90,10 +90,7 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	if compare.BuiltIn(tm) {
 		return desired, mode, nil // a built-in group this Kubernetes version does not define
 	}
-	group, version := splitAPIVersion(t.ob.APIVersion)
-	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
-		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
-	})
+	schema, err := m.crdSchema(ctx, t)
 	switch {
 	case apierrors.IsNotFound(err):
 		return desired, mode, nil // no CRD defines it: nothing to default
@@ -107,6 +104,14 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 		return desired, mode + " (CRD schema not applied: " + err.Error() + ")", nil
 	}
 	return out, mode, nil
+}
+
+// crdSchema is the openAPIV3Schema of t's kind and version, read once per measurement.
+func (m *measure) crdSchema(ctx context.Context, t *target) (map[string]any, error) {
+	group, version := splitAPIVersion(t.ob.APIVersion)
+	return m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
+		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
+	})
 }
 
 // fixedName are the kinds whose name the API server checks against their spec: they cannot be

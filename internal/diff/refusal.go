@@ -195,10 +195,7 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 // offline: its CRD version's schema and CEL rules, as the live CRD states them (a CRD the same
 // upgrade changes is judged by its current schema).
 func (m *measure) validateCustomResource(ctx context.Context, t *target, next map[string]any) ([]defaulting.Refused, error) {
-	group, version := splitAPIVersion(t.ob.APIVersion)
-	schema, err := m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
-		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
-	})
+	schema, err := m.crdSchema(ctx, t)
 	if err != nil {
 		return nil, err
 	}
