@@ -110,10 +110,11 @@ func CustomResource(obj map[string]any, openAPIV3Schema map[string]any) (map[str
 	if openAPIV3Schema == nil {
 		return obj, nil
 	}
-	s, err := structural(openAPIV3Schema)
+	sch, err := crdSchemaOf(openAPIV3Schema)
 	if err != nil {
 		return nil, err
 	}
+	s := sch.defaults
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -144,16 +145,29 @@ func CustomResource(obj map[string]any, openAPIV3Schema map[string]any) (map[str
 	return numbers(out).(map[string]any), nil
 }
 
-// structurals caches the structural form of each schema by its JSON text.
-var structurals sync.Map
+// crdSchema is a CRD version's openAPIV3Schema made ready once: its internal and structural
+// forms, the structural form with its defaults pruned (what CustomResource applies), and its
+// validation, made on first use (ValidateCustomResourceUpdate).
+type crdSchema struct {
+	internal   *apiextensionsinternal.JSONSchemaProps
+	structural *structuralschema.Structural
+	defaults   *structuralschema.Structural
 
-func structural(openAPIV3Schema map[string]any) (*structuralschema.Structural, error) {
+	validateOnce sync.Once
+	validation   *crValidation
+	validateErr  error
+}
+
+// crdSchemas caches each schema by its JSON text.
+var crdSchemas sync.Map
+
+func crdSchemaOf(openAPIV3Schema map[string]any) (*crdSchema, error) {
 	b, err := json.Marshal(openAPIV3Schema)
 	if err != nil {
 		return nil, err
 	}
-	if s, ok := structurals.Load(string(b)); ok {
-		return s.(*structuralschema.Structural), nil
+	if s, ok := crdSchemas.Load(string(b)); ok {
+		return s.(*crdSchema), nil
 	}
 	internal, err := internalSchema(b)
 	if err != nil {
@@ -163,12 +177,13 @@ func structural(openAPIV3Schema map[string]any) (*structuralschema.Structural, e
 	if err != nil {
 		return nil, fmt.Errorf("CRD schema is not structural: %w", err)
 	}
-	s = s.DeepCopy()
-	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+	defaults := s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(defaults); err != nil {
 		return nil, fmt.Errorf("CRD schema defaults: %w", err)
 	}
-	structurals.Store(string(b), s)
-	return s, nil
+	c := &crdSchema{internal: internal, structural: s, defaults: defaults}
+	crdSchemas.Store(string(b), c)
+	return c, nil
 }
 
 // internalSchema decodes a CRD version's openAPIV3Schema (JSON) into the internal type the

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -117,16 +115,25 @@ func internalOf(obj map[string]any) (runtime.Object, bool, error) {
 	return internal, true, nil
 }
 
-// crValidation is a CRD version's schema made ready to validate: its structural form, the
-// OpenAPI validator and the CEL rules compiled.
+// crValidation is a CRD version's validation: the OpenAPI validator and the CEL rules
+// compiled.
 type crValidation struct {
-	structural *structuralschema.Structural
-	schema     apiextensionsvalidation.SchemaValidator
-	cel        *cel.Validator
+	schema apiextensionsvalidation.SchemaValidator
+	cel    *cel.Validator
 }
 
-// crValidations caches each schema's validation by its JSON text.
-var crValidations sync.Map
+// validator makes the schema's validation, once.
+func (c *crdSchema) validator() (*crValidation, error) {
+	c.validateOnce.Do(func() {
+		validator, _, err := apiextensionsvalidation.NewSchemaValidator(c.internal)
+		if err != nil {
+			c.validateErr = fmt.Errorf("CRD schema: %w", err)
+			return
+		}
+		c.validation = &crValidation{schema: validator, cel: cel.NewValidator(c.structural, true, celconfig.PerCallLimit)}
+	})
+	return c.validation, c.validateErr
+}
 
 // ValidateCustomResourceUpdate runs, offline, the API server's update validation of a custom
 // resource against its CRD version's openAPIV3Schema: the schema (types, enums, formats,
@@ -140,7 +147,11 @@ func ValidateCustomResourceUpdate(ctx context.Context, next, live, openAPIV3Sche
 	if openAPIV3Schema == nil {
 		return nil, nil
 	}
-	v, err := crValidationOf(openAPIV3Schema)
+	sch, err := crdSchemaOf(openAPIV3Schema)
+	if err != nil {
+		return nil, err
+	}
+	v, err := sch.validator()
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +164,10 @@ func ValidateCustomResourceUpdate(ctx context.Context, next, live, openAPIV3Sche
 		return nil, err
 	}
 	var errs field.ErrorList
-	correlated := common.NewCorrelatedObject(next, live, &model.Structural{Structural: v.structural})
+	correlated := common.NewCorrelatedObject(next, live, &model.Structural{Structural: sch.structural})
 	errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, next, live, v.schema, apiextensionsvalidation.WithRatcheting(correlated))...)
 	if v.cel != nil {
-		celErrs, _ := v.cel.Validate(ctx, nil, v.structural, next, live, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
+		celErrs, _ := v.cel.Validate(ctx, nil, sch.structural, next, live, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
 		errs = append(errs, celErrs...)
 	}
 	var refused []Refused
@@ -181,29 +192,4 @@ func withoutBadValue(e *field.Error) string {
 		return e.Type.String()
 	}
 	return e.Type.String() + ": " + e.Detail
-}
-
-func crValidationOf(openAPIV3Schema map[string]any) (*crValidation, error) {
-	b, err := json.Marshal(openAPIV3Schema)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := crValidations.Load(string(b)); ok {
-		return v.(*crValidation), nil
-	}
-	internal, err := internalSchema(b)
-	if err != nil {
-		return nil, err
-	}
-	s, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		return nil, fmt.Errorf("CRD schema is not structural: %w", err)
-	}
-	validator, _, err := apiextensionsvalidation.NewSchemaValidator(internal)
-	if err != nil {
-		return nil, fmt.Errorf("CRD schema: %w", err)
-	}
-	v := &crValidation{structural: s, schema: validator, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
-	crValidations.Store(string(b), v)
-	return v, nil
 }
