@@ -71,6 +71,7 @@ test-unit:
 ## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff helmrelease --all over 50 HelmReleases; diff release -A over a fleet of 200 and 1,000 releases; ratios printed
 bench:
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
+	$(GO) test -v -run '^TestOwnersCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestDiffCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestHelmReleaseCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestFleetCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
@@ -86,6 +87,7 @@ FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIM
 fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRoundTrip$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScan$$' ./internal/manifest
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScanCRD$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzStream$$' ./internal/owners
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDriftDetection$$' ./internal/transform
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzCompareSelf$$' ./internal/compare

@@ -27,16 +27,15 @@ func NewIdentifier(objs []Object, namespace string, resolver ScopeResolver) *Ide
 		if o.Kind != "CustomResourceDefinition" || o.Group() != "apiextensions.k8s.io" {
 			continue
 		}
-		n, err := o.Parsed()
+		crd, err := crdOf(o)
 		if err != nil {
 			continue
 		}
-		spec := Lookup(n, "spec")
 		scope := Namespaced
-		if Scalar(spec, "scope") == "Cluster" {
+		if crd.scope == "Cluster" {
 			scope = ClusterScoped
 		}
-		id.crds[[2]string{Scalar(spec, "group"), Scalar(Lookup(spec, "names"), "kind")}] = scope
+		id.crds[[2]string{crd.group, crd.kind}] = scope
 	}
 	return id
 }
