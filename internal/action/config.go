@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,8 +50,9 @@ type Configuration struct {
 	// Counts counts the requests of every client made from this configuration.
 	Counts *live.Counts
 
-	loader clientcmd.ClientConfig
-	config *rest.Config
+	loader  clientcmd.ClientConfig
+	config  *rest.Config
+	context string
 	disc   discovery.CachedDiscoveryInterface
 	mapper meta.RESTMapper
 
@@ -76,6 +79,12 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	Made.Kubeconfigs.Add(1)
+	contextName := o.Context
+	if contextName == "" {
+		if raw, err := loader.RawConfig(); err == nil {
+			contextName = raw.CurrentContext
+		}
+	}
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
 	}
@@ -94,7 +103,40 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 	}
 	Made.DiscoveryClients.Add(1)
 	cached := &snapshot{CachedDiscoveryInterface: memory.NewMemCacheClient(dc)}
-	return &Configuration{Counts: counts, loader: loader, config: cfg, disc: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
+	return &Configuration{Counts: counts, loader: loader, config: cfg, context: contextName, disc: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached)}, nil
+}
+
+// Context is the kubeconfig context the configuration uses (its current context when none was
+// asked for); Server the API server's URL.
+func (c *Configuration) Context() string { return c.context }
+
+// Server is the API server's URL.
+func (c *Configuration) Server() string { return c.config.Host }
+
+// Contexts lists the contexts of the kubeconfig (empty: $KUBECONFIG, else ~/.kube/config),
+// sorted; none is an error naming the file.
+func Contexts(kubeconfig string) ([]string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	names := make([]string, 0, len(raw.Contexts))
+	for name := range raw.Contexts {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		where := kubeconfig
+		if where == "" {
+			where = strings.Join(rules.GetLoadingPrecedence(), ", ")
+		}
+		return nil, fmt.Errorf("--all-contexts: the kubeconfig (%s) has no context", where)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // RESTConfig returns a copy of the one rest.Config.

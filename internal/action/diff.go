@@ -73,6 +73,9 @@ func (d *DiffRelease) measure(ctx context.Context, cl diff.Cluster, rel *release
 type Summary struct {
 	Rows       []diff.SummaryRow
 	Unmeasured []string
+	// Clusters say when and against what each cluster was measured, and why one could not be
+	// (set by Fleet.Run, and by the CLI for a run over one cluster).
+	Clusters []diff.ClusterRun
 }
 
 // RunAll measures every deployed, failed or pending release of the namespace (every namespace

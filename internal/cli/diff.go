@@ -44,6 +44,7 @@ Usage:
   helm drift diff helmrelease NAME|NAMESPACE/NAME [flags]
   helm drift diff helmrelease --all [-A] [flags]
   helm drift diff helmrelease --file hr.yaml [--file ...] [NAME] [flags]
+  helm drift diff release|helmrelease -A --kube-context A --kube-context B | --all-contexts
 
 "diff upgrade": desired is what "helm upgrade RELEASE CHART" with the same flags would install,
 rendered in-process with the Helm SDK (values reused as helm upgrade reuses them, the
@@ -51,7 +52,12 @@ post-renderer run, lookup calls answered by the cluster). "diff release": desire
 manifest Helm stored for the release's latest revision (what helm-controller's drift
 detection compares). "--all": every release in the namespace (-A: in all namespaces), one
 summary row each; the run reads each kind in each namespace once, whatever the number of
-releases, and on a terminal draws a progress line on stderr (--progress).
+releases, and on a terminal draws a progress line on stderr (--progress). Many clusters:
+with --kube-context given more than once, or --all-contexts (every context of the kubeconfig),
+each context's cluster is measured at the same time and the summary has a CONTEXT column; a
+cluster that cannot be measured is one row saying why (exit 3), the others are reported. Every
+report and summary ends with when and against what it was measured (context, API server;
+checkedAt, context, server in JSON), so a stale report can be told from a fresh one.
 "diff helmrelease": desired is what helm-controller (v1.6) would install for a Flux
 HelmRelease now: its source's artifact (spec.chartRef, or the HelmChart made for spec.chart),
 verified against the artifact's digest and versioned as helm-controller versions it; its values
@@ -163,6 +169,8 @@ type diffOptions struct {
 	all           bool
 	allNamespaces bool
 	stats         bool
+	// stamp is when and against what the run measures (one cluster).
+	stamp diff.Stamp
 	noColor       bool
 	kube          kubeOptions
 
@@ -253,7 +261,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.registry.Username, "username", "", "diff upgrade: chart repository user name")
 	fs.StringVar(&o.registry.Password, "password", "", "diff upgrade: chart repository password")
 	fs.BoolVar(&o.registry.PassCredentials, "pass-credentials", false, "diff upgrade: pass credentials to all domains")
-	o.kube.BindFlags(fs)
+	o.kube.BindFleetFlags(fs)
 }
 
 func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
@@ -279,6 +287,11 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 			return ExitError
 		}
 	}
+	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers}
+	if o.kube.fleet() {
+		return o.runFleet(ctx, fs.Arg(0), m, out, errOut)
+	}
+	start := now()
 	cfg, err := action.NewConfiguration(o.kube.options(), nil)
 	if err == nil {
 		err = cfg.Connect(ctx)
@@ -287,24 +300,21 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
+	o.stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
 	if o.stats {
 		defer func() { fmt.Fprintf(errOut, "helm-drift diff: %s\n", cfg.Counts) }()
 	}
-	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers}
 	if o.all || o.allNamespaces {
-		what := "releases measured"
-		if fs.Arg(0) == "helmrelease" {
-			what = "HelmReleases measured"
-		}
-		update, finish := progressLine(o.progress, errOut, what)
+		update, finish := progressLine(o.progress, errOut, o.progressWhat(fs.Arg(0)))
 		defer finish()
-		m.Progress = update
+		if update != nil {
+			m.Progress = func(done, total int) { update("", done, total) }
+		}
 	}
 	all := o.all || o.allNamespaces
 	switch fs.Arg(0) {
 	case "helmrelease":
-		return o.runHelmRelease(ctx, &action.DiffHelmRelease{Config: cfg, Measure: m, PlainHTTP: o.registry.PlainHTTP,
-			ManifestOnly: o.output == outputManifest, CountUnstable: o.countUnstable, DefaultServiceAccount: o.defaultServiceAccount}, fileTargets, fs.Arg(1), out, errOut)
+		return o.runHelmRelease(ctx, o.diffHelmRelease(cfg, m), fileTargets, fs.Arg(1), out, errOut)
 	case "release":
 		d := &action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}
 		if all {
@@ -320,6 +330,63 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		}
 		return d.Run(ctx)
 	}, out), out, errOut)
+}
+
+// diffHelmRelease is the diff helmrelease these flags ask for, on cfg's cluster.
+func (o *diffOptions) diffHelmRelease(cfg *action.Configuration, m action.Measure) *action.DiffHelmRelease {
+	return &action.DiffHelmRelease{Config: cfg, Measure: m, PlainHTTP: o.registry.PlainHTTP,
+		ManifestOnly: o.output == outputManifest, CountUnstable: o.countUnstable, DefaultServiceAccount: o.defaultServiceAccount}
+}
+
+// progressWhat is what the progress line counts for verb.
+func (o *diffOptions) progressWhat(verb string) string {
+	if verb == "helmrelease" {
+		return "HelmReleases measured"
+	}
+	return "releases measured"
+}
+
+// runFleet measures verb's --all/-A in the cluster of every context asked for, concurrently,
+// and prints one summary with a CONTEXT column: a cluster that cannot be measured is a row
+// saying why (exit 3), the others are reported all the same.
+func (o *diffOptions) runFleet(ctx context.Context, verb string, m action.Measure, out, errOut io.Writer) int {
+	contexts, err := o.kube.fleetContexts()
+	if err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
+	update, finish := progressLine(o.progress, errOut, o.progressWhat(verb))
+	f := action.Fleet{Options: o.kube.options(), Contexts: contexts, Now: now}
+	s, configs := f.Run(ctx, func(ctx context.Context, cfg *action.Configuration, progress func(done, total int)) (*action.Summary, error) {
+		m := m
+		m.Progress = progress
+		if verb == "helmrelease" {
+			d := o.diffHelmRelease(cfg, m)
+			ns := o.namespace
+			if o.allNamespaces {
+				ns = ""
+			}
+			targets, err := d.List(ctx, ns)
+			if err != nil {
+				return nil, err
+			}
+			return d.RunAll(ctx, targets)
+		}
+		return (&action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}).RunAll(ctx, o.allNamespaces)
+	}, update)
+	finish()
+	if o.stats {
+		for i, cfg := range configs {
+			if cfg != nil {
+				fmt.Fprintf(errOut, "helm-drift diff: context %s: %s\n", contexts[i], cfg.Counts)
+			}
+		}
+	}
+	name := func(r diff.SummaryRow) string { return "context " + r.Context + ": " + r.Namespace + "/" + r.Release }
+	if verb == "helmrelease" {
+		name = func(r diff.SummaryRow) string { return "context " + r.Context + ": HelmRelease " + r.HelmRelease }
+	}
+	return o.writeSummary(s, nil, name, out, errOut)
 }
 
 // runHelmRelease diffs one HelmRelease (NAME or NAMESPACE/NAME, or the one of the files), or
@@ -408,6 +475,7 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
+	rep.Stamp = o.stamp
 	if err := diff.Write(out, []*diff.Report{rep}, o.output, o.colour(out)); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
@@ -476,6 +544,10 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 		return fmt.Errorf("want \"diff release RELEASE\" (or --all)")
 	case fs.Arg(0) == "upgrade" && all:
 		return fmt.Errorf("--all and -A go with \"diff release\"")
+	case o.kube.fleet() && !all:
+		return fmt.Errorf("several clusters (--kube-context given %d times, or --all-contexts) go with --all or -A of \"diff release\" and \"diff helmrelease\": one summary row per release and cluster", len(o.kube.contexts))
+	case o.kube.allContexts && fs.Changed("kube-context"):
+		return fmt.Errorf("--all-contexts measures every context of the kubeconfig: drop --kube-context, or name each context with --kube-context instead")
 	case fs.Arg(0) == "upgrade" && fs.NArg() != 3:
 		return fmt.Errorf("want \"diff upgrade RELEASE CHART\"")
 	case fs.Arg(0) != "release" && fs.Arg(0) != "upgrade":
@@ -635,11 +707,20 @@ func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
 		return ExitUnmeasured
 	}
-	if err := diff.WriteSummary(out, s.Rows, o.output); err != nil {
+	if s.Clusters == nil {
+		s.Clusters = []diff.ClusterRun{{Stamp: o.stamp}}
+	}
+	if err := diff.WriteSummary(out, s.Rows, s.Clusters, o.output); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
 	code := ExitOK
+	for _, c := range s.Clusters {
+		if c.Error != "" {
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure context %s: %s\n", c.Context, c.Error)
+			code = ExitUnmeasured
+		}
+	}
 	for _, u := range s.Unmeasured {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
 		code = ExitUnmeasured

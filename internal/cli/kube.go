@@ -14,6 +14,10 @@ type kubeOptions struct {
 	kubeContext string
 	timeout     time.Duration
 	conn        *action.Connection
+	// contexts and allContexts: the clusters of a fleet run (BindFleetFlags), measured
+	// concurrently into one summary.
+	contexts    []string
+	allContexts bool
 }
 
 // BindFlags registers --kubeconfig, --kube-context and --request-timeout on fs.
@@ -23,8 +27,45 @@ func (o *kubeOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "the longest one request to the API server may take")
 }
 
+// BindFleetFlags registers --kubeconfig, --request-timeout, a repeatable --kube-context and
+// --all-contexts on fs: the flags of a command that measures several clusters in one run.
+func (o *kubeOptions) BindFleetFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	var def []string
+	if c := envOr("HELM_KUBECONTEXT", ""); c != "" {
+		def = []string{c}
+	}
+	fs.StringArrayVar(&o.contexts, "kube-context", def, "the kubeconfig context to use; repeatable with --all/-A: each context's cluster is measured, concurrently, into one summary with a CONTEXT column")
+	fs.BoolVar(&o.allContexts, "all-contexts", false, "with --all/-A: measure the cluster of every context of the kubeconfig, concurrently, into one summary with a CONTEXT column")
+	fs.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "the longest one request to the API server may take")
+}
+
+// fleet reports whether several clusters were asked for (--kube-context twice or more, or
+// --all-contexts).
+func (o *kubeOptions) fleet() bool { return o.allContexts || len(o.contexts) > 1 }
+
+// fleetContexts returns the contexts of a fleet run, in the order asked (--all-contexts: the
+// kubeconfig's, sorted), each once.
+func (o *kubeOptions) fleetContexts() ([]string, error) {
+	if o.allContexts {
+		return action.Contexts(o.kubeconfig)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range o.contexts {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // options are the cluster choice for the action layer.
 func (o *kubeOptions) options() action.KubeOptions {
+	if o.kubeContext == "" && len(o.contexts) == 1 {
+		o.kubeContext = o.contexts[0]
+	}
 	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,30 +19,58 @@ const (
 	progressNever  = "never"
 )
 
+// now is the clock of the reports' stamps (a test sets its own).
+var now = time.Now
+
 // progressLine draws the progress of a run over many releases on w, a line redrawn in place
-// (releases measured of the total, elapsed, estimate), when mode says so: always, or auto
-// when w is a terminal and the run is not in CI. It returns the callback to give the run and
-// the function that clears the line once the run is done; both do nothing when no line is
-// drawn. update is called by one goroutine at a time.
-func progressLine(mode string, w io.Writer, what string) (update func(done, total int), finish func()) {
+// (releases measured of the total, elapsed, estimate; with several clusters, each cluster's
+// count), when mode says so: always, or auto when w is a terminal and the run is not in CI. It
+// returns the callback to give the run, told per cluster ("" for a run over one) how many of
+// its releases are measured, and the function that clears the line once the run is done; both
+// do nothing when no line is drawn (update is then nil). update may be called concurrently.
+func progressLine(mode string, w io.Writer, what string) (update func(cluster string, done, total int), finish func()) {
 	if !drawProgress(mode, w) {
 		return nil, func() {}
 	}
 	var (
-		bar  *progressbar.ProgressBar
-		done bool
+		mu       sync.Mutex
+		bar      *progressbar.ProgressBar
+		finished bool
+		clusters []string // in the order they first told
+		counts   = map[string][2]int{}
 	)
 	finish = func() {
-		if bar != nil && !done {
-			done = true
+		mu.Lock()
+		defer mu.Unlock()
+		if bar != nil && !finished {
+			finished = true
 			bar.Finish() // cleared: the report follows
 		}
 	}
-	update = func(measured, total int) {
+	update = func(cluster string, measured, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
+			return
+		}
+		if _, ok := counts[cluster]; !ok {
+			clusters = append(clusters, cluster)
+		}
+		counts[cluster] = [2]int{measured, total}
+		done, all := 0, 0
+		var each []string
+		for _, c := range clusters {
+			done, all = done+counts[c][0], all+counts[c][1]
+			each = append(each, fmt.Sprintf("%s %d/%d", c, counts[c][0], counts[c][1]))
+		}
+		description := what
+		if len(clusters) > 1 || cluster != "" {
+			description += " (" + strings.Join(each, ", ") + ")"
+		}
 		if bar == nil {
-			bar = progressbar.NewOptions(total,
+			bar = progressbar.NewOptions(all,
 				progressbar.OptionSetWriter(w),
-				progressbar.OptionSetDescription(what),
+				progressbar.OptionSetDescription(description),
 				progressbar.OptionShowCount(),
 				progressbar.OptionSetElapsedTime(true),
 				progressbar.OptionSetPredictTime(true),
@@ -50,9 +80,14 @@ func progressLine(mode string, w io.Writer, what string) (update func(done, tota
 			)
 			bar.RenderBlank()
 		}
-		bar.Set(measured)
-		if measured >= total {
-			finish()
+		if all != bar.GetMax() {
+			bar.ChangeMax(all)
+		}
+		bar.Describe(description)
+		bar.Set(done)
+		if cluster == "" && done >= all {
+			finished = true
+			bar.Finish() // one cluster, all measured: cleared before the summary is printed
 		}
 	}
 	return update, finish

@@ -112,6 +112,9 @@ type Lookup struct {
 
 // Report is the measurement of one release; its JSON form is documented in the README.
 type Report struct {
+	// Stamp says when and against which cluster (kubeconfig context and API server) the
+	// report was measured; the zero value (a report made in a test) prints no footer.
+	Stamp
 	Release   string `json:"release"`
 	Namespace string `json:"namespace"`
 	Revision  int    `json:"revision"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -190,6 +191,9 @@ func writeTable(w io.Writer, r *Report, colour bool) {
 		fmt.Fprintf(w, "note: offline normalisation: %s\n", r.Defaulting)
 	}
 	fmt.Fprintln(w, summary(r))
+	if f := r.Stamp.footer(); f != "" {
+		fmt.Fprintln(w, f)
+	}
 }
 
 // lookupText says whom the chart's lookup calls were answered as.
@@ -313,6 +317,10 @@ func writeCounts(w io.Writer, r *Report) {
 	if r.Unmeasured > 0 {
 		fmt.Fprintf(w, "  %-17s %d objects\n", "could not measure", r.Unmeasured)
 	}
+	if !r.CheckedAt.IsZero() {
+		// The time only: a context's name and a server's address are not for public logs.
+		fmt.Fprintf(w, "  %-17s %s\n", "measured", r.CheckedAt.Format(time.RFC3339))
+	}
 }
 
 func writeMarkdown(w io.Writer, r *Report) {
@@ -354,6 +362,9 @@ func writeMarkdown(w io.Writer, r *Report) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s\n\n", md(summary(r)))
+	if f := r.Stamp.footer(); f != "" {
+		fmt.Fprintf(w, "_%s_\n\n", md(f))
+	}
 }
 
 func md(s string) string {
@@ -382,8 +393,10 @@ func show(v any) string {
 type SummaryRow struct {
 	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
 	// helmrelease --all only).
-	HelmRelease      string                `json:"helmRelease,omitempty"`
-	Next             string                `json:"nextReconcile,omitempty"`
+	HelmRelease string `json:"helmRelease,omitempty"`
+	Next        string `json:"nextReconcile,omitempty"`
+	// Context is the kubeconfig context of the release's cluster.
+	Context          string                `json:"context,omitempty"`
 	Release          string                `json:"release"`
 	Namespace        string                `json:"namespace"`
 	Revision         int                   `json:"revision"`
@@ -410,20 +423,43 @@ func Summarise(r *Report) SummaryRow {
 	return row
 }
 
-// WriteSummary prints the rows of "diff release --all" in format.
-func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
+// summaryDoc is a summary as JSON and YAML: when and against what it was measured (one
+// cluster: its stamp; several: the earliest time, each cluster in Clusters), then the rows.
+type summaryDoc struct {
+	Stamp
+	Clusters []ClusterRun `json:"clusters,omitempty"`
+	Releases []SummaryRow `json:"releases"`
+}
+
+// WriteSummary prints the rows of a run over many releases in format, then when and against
+// what each of clusters was measured. With more than one cluster the table has a CONTEXT
+// column, and a cluster that could not be measured at all is one row saying why.
+func WriteSummary(w io.Writer, rows []SummaryRow, clusters []ClusterRun, format string) error {
+	if rows == nil {
+		rows = []SummaryRow{}
+	}
 	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"releases": rows})
-	case "yaml":
-		b, err := sigsyaml.Marshal(map[string]any{"releases": rows})
-		if err != nil {
+	case "json", "yaml":
+		doc := summaryDoc{Clusters: clusters, Releases: rows}
+		if len(clusters) == 1 {
+			doc.Stamp = clusters[0].Stamp
+		}
+		for _, c := range clusters {
+			if doc.CheckedAt.IsZero() || (!c.CheckedAt.IsZero() && c.CheckedAt.Before(doc.CheckedAt)) {
+				doc.CheckedAt = c.CheckedAt
+			}
+		}
+		if format == "yaml" {
+			b, err := sigsyaml.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(b)
 			return err
 		}
-		_, err = w.Write(b)
-		return err
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
 	}
 	sep, line, end := "\t", "", ""
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -431,36 +467,80 @@ func WriteSummary(w io.Writer, rows []SummaryRow, format string) error {
 	if format == "markdown" {
 		sep, line, end, out = " | ", "| ", " |", w
 	}
-	hr := false
+	hr, multi := false, len(clusters) > 1
 	for _, r := range rows {
 		hr = hr || r.HelmRelease != ""
 	}
 	lead := func(r SummaryRow) []string {
+		cells := []string{r.Namespace + "/" + r.Release}
 		if hr {
-			return []string{r.HelmRelease, r.Next, r.Namespace + "/" + r.Release}
+			cells = []string{r.HelmRelease, r.Next, r.Namespace + "/" + r.Release}
 		}
-		return []string{r.Namespace + "/" + r.Release}
+		if multi {
+			cells = append([]string{r.Context}, cells...)
+		}
+		return cells
 	}
 	head := []string{"RELEASE"}
 	if hr {
 		head = []string{"HELMRELEASE", "NEXT RECONCILE", "RELEASE"}
 	}
+	if multi {
+		head = append([]string{"CONTEXT"}, head...)
+	}
 	fmt.Fprintln(out, line+strings.Join(append(head, "DIVERGENCES/COMPARED", "DIFFERS", "CHART-ONLY", "CLUSTER-ONLY", "SHADOWS", "PENDING DELETIONS"), sep)+end)
 	if format == "markdown" {
 		fmt.Fprintln(out, "|"+strings.Repeat("---|", len(head)+6))
 	}
-	for _, r := range rows {
-		if r.Error != "" {
-			fmt.Fprintln(out, line+strings.Join(append(lead(r), "could not measure: "+md(r.Error), "", "", "", "", ""), sep)+end)
-			continue
+	cell := func(s string) string {
+		if format == "markdown" {
+			return md(s)
 		}
-		if r.Unmeasured > 0 {
-			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""), sep)+end)
-			continue
-		}
-		fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
-			fmt.Sprint(r.Counts[compare.Differs]), fmt.Sprint(r.Counts[compare.ChartOnly]), fmt.Sprint(r.Counts[compare.ClusterOnly]),
-			fmt.Sprint(r.Counts[compare.Shadows]), fmt.Sprint(r.PendingDeletions)), sep)+end)
+		return s
 	}
-	return tw.Flush()
+	writeRow := func(r SummaryRow) {
+		switch {
+		case r.Error != "":
+			fmt.Fprintln(out, line+strings.Join(append(lead(r), "could not measure: "+cell(r.Error), "", "", "", "", ""), sep)+end)
+		case r.Unmeasured > 0:
+			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""), sep)+end)
+		default:
+			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
+				fmt.Sprint(r.Counts[compare.Differs]), fmt.Sprint(r.Counts[compare.ChartOnly]), fmt.Sprint(r.Counts[compare.ClusterOnly]),
+				fmt.Sprint(r.Counts[compare.Shadows]), fmt.Sprint(r.PendingDeletions)), sep)+end)
+		}
+	}
+	if !multi {
+		for _, r := range rows {
+			writeRow(r)
+		}
+	}
+	for _, c := range clusters {
+		if !multi {
+			break
+		}
+		for _, r := range rows {
+			if r.Context == c.Context {
+				writeRow(r)
+			}
+		}
+		if c.Error != "" {
+			cells := make([]string, len(head))
+			for i := range cells {
+				cells[i] = "-"
+			}
+			cells[0] = c.Context
+			fmt.Fprintln(out, line+strings.Join(append(cells, "could not measure the cluster: "+cell(c.Error), "", "", "", "", ""), sep)+end)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if f := summaryFooter(clusters); f != "" {
+		if format == "markdown" {
+			f = "\n_" + md(f) + "_"
+		}
+		fmt.Fprintln(w, f)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/golden"
@@ -13,7 +14,7 @@ import (
 // sample is a report with one row of each kind the formats print differently.
 func sample() *Report {
 	agree, differ := true, false
-	return &Report{Release: "web", Namespace: "apps", Revision: 3, Normalize: Auto, Apply: "server-side", Divergences: 6, Compared: 64,
+	return &Report{Stamp: NewStamp(time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC), "prod-eu", "https://10.0.0.1:6443"), Release: "web", Namespace: "apps", Revision: 3, Normalize: Auto, Apply: "server-side", Divergences: 6, Compared: 64,
 		Rendered: true, DriftRows: 3, Changes: 3, WillFail: 1,
 		Counts: map[compare.Class]int{compare.Differs: 2, compare.ChartOnly: 1, compare.ClusterOnly: 2, compare.Shadows: 2}, PendingDeletions: 1,
 		Objects: []Object{
@@ -88,6 +89,47 @@ func TestDrift(t *testing.T) {
 	} {
 		if got := tc.rep.Drift(); got != tc.want {
 			t.Errorf("%s: Drift() = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// summaryRows are the rows of a run over two clusters: one measured, one not at all.
+func summaryRows() ([]SummaryRow, []ClusterRun) {
+	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
+	rows := []SummaryRow{
+		{Context: "prod-eu", Release: "web", Namespace: "apps", Revision: 3, Divergences: 2, Compared: 40, Drift: 2,
+			Counts: map[compare.Class]int{compare.Differs: 1, compare.ClusterOnly: 1}},
+		{Context: "prod-eu", Release: "db", Namespace: "data", Revision: 1, Compared: 12, Counts: map[compare.Class]int{}},
+		{Context: "prod-eu", Release: "cache", Namespace: "data", Revision: 2, Error: "list secrets: forbidden | no access"},
+	}
+	clusters := []ClusterRun{
+		{Stamp: NewStamp(at, "prod-eu", "https://10.0.0.1:6443")},
+		{Stamp: NewStamp(at.Add(time.Second), "prod-us", "https://10.0.0.2:6443"), Error: "Get \"https://10.0.0.2:6443/version\": dial tcp 10.0.0.2:6443: connect: connection refused"},
+	}
+	return rows, clusters
+}
+
+// TestWriteSummaryGolden: a summary over one cluster (no CONTEXT column, a footer naming it)
+// and over two (a CONTEXT column, the cluster that could not be measured as one row, both in
+// the footer and in JSON's clusters), in every format.
+func TestWriteSummaryGolden(t *testing.T) {
+	rows, clusters := summaryRows()
+	for _, tc := range []struct {
+		name     string
+		rows     []SummaryRow
+		clusters []ClusterRun
+	}{
+		{"one", rows, clusters[:1]},
+		{"two", rows, clusters},
+	} {
+		for _, format := range []string{"table", "markdown", "json", "yaml"} {
+			t.Run(tc.name+"/"+format, func(t *testing.T) {
+				var b bytes.Buffer
+				if err := WriteSummary(&b, tc.rows, tc.clusters, format); err != nil {
+					t.Fatal(err)
+				}
+				golden.Check(t, filepath.Join(golden.Root(), "diff", "format", "summary-"+tc.name+"."+format), b.String())
+			})
 		}
 	}
 }
