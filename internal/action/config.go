@@ -53,8 +53,8 @@ type Configuration struct {
 	loader  clientcmd.ClientConfig
 	config  *rest.Config
 	context string
-	disc   discovery.CachedDiscoveryInterface
-	mapper meta.RESTMapper
+	disc    discovery.CachedDiscoveryInterface
+	mapper  meta.RESTMapper
 
 	mu   sync.Mutex
 	live *live.Client

@@ -170,9 +170,9 @@ type diffOptions struct {
 	allNamespaces bool
 	stats         bool
 	// stamp is when and against what the run measures (one cluster).
-	stamp diff.Stamp
-	noColor       bool
-	kube          kubeOptions
+	stamp   diff.Stamp
+	noColor bool
+	kube    kubeOptions
 
 	// diff helmrelease
 	files []string
