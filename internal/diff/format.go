@@ -496,14 +496,22 @@ func WriteSummary(w io.Writer, rows []SummaryRow, clusters []ClusterRun, format 
 		if format == "markdown" {
 			return md(s)
 		}
-		return s
+		return oneLine(s)
+	}
+	// A row that says why it could not be measured ends with that text: in a table, the last
+	// cell of a line is no column, so a long error does not widen the counts' columns.
+	last := func(cells []string, text string) string {
+		if format == "markdown" {
+			return line + strings.Join(append(cells, text, "", "", "", "", ""), sep) + end
+		}
+		return strings.Join(append(cells, text), sep)
 	}
 	writeRow := func(r SummaryRow) {
 		switch {
 		case r.Error != "":
-			fmt.Fprintln(out, line+strings.Join(append(lead(r), "could not measure: "+cell(r.Error), "", "", "", "", ""), sep)+end)
+			fmt.Fprintln(out, last(lead(r), "could not measure: "+cell(r.Error)))
 		case r.Unmeasured > 0:
-			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("could not measure %d objects", r.Unmeasured), "", "", "", "", ""), sep)+end)
+			fmt.Fprintln(out, last(lead(r), fmt.Sprintf("could not measure %d objects", r.Unmeasured)))
 		default:
 			fmt.Fprintln(out, line+strings.Join(append(lead(r), fmt.Sprintf("%d/%d", r.Divergences, r.Compared),
 				fmt.Sprint(r.Counts[compare.Differs]), fmt.Sprint(r.Counts[compare.ChartOnly]), fmt.Sprint(r.Counts[compare.ClusterOnly]),
@@ -530,7 +538,7 @@ func WriteSummary(w io.Writer, rows []SummaryRow, clusters []ClusterRun, format 
 				cells[i] = "-"
 			}
 			cells[0] = c.Context
-			fmt.Fprintln(out, line+strings.Join(append(cells, "could not measure the cluster: "+cell(c.Error), "", "", "", "", ""), sep)+end)
+			fmt.Fprintln(out, last(cells, "could not measure the cluster: "+cell(c.Error)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
