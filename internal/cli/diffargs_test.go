@@ -57,6 +57,9 @@ func TestParseDiffDeployArgs(t *testing.T) {
 		"-- without upgrade":                {[]string{"release", "--", "app", "./chart"}, `"--" goes after "diff upgrade"`},
 		"-- with one argument":              {[]string{"upgrade", "--", "app"}, "want helm upgrade's arguments: RELEASE CHART"},
 		"release with an upgrade flag":      {[]string{"release", "app", "--wait"}, `--wait goes with "diff upgrade"`},
+		"two clusters, one release":         {[]string{"release", "app", "--kube-context", "a", "--kube-context", "b"}, "go with --all or -A"},
+		"every cluster, an upgrade":         {[]string{"upgrade", "app", "./chart", "--all-contexts"}, "go with --all or -A"},
+		"every context and one named":       {[]string{"release", "-A", "--all-contexts", "--kube-context", "a"}, "--all-contexts measures every context"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
