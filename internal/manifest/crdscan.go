@@ -52,18 +52,8 @@ func scanCRD(d *Document) (c crdNames, ok bool) {
 	)
 	for len(body) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			line, body = body, nil
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		indent := 0
-		for indent < len(line) && line[indent] == ' ' {
-			indent++
-		}
+		var indent int
+		line, body, indent = nextLine(body)
 		trimmed := line[indent:]
 		if quote.open() {
 			if rest, closed := quote.scan(line); closed && len(bytes.TrimSpace(stripComment(rest))) != 0 {

@@ -205,18 +205,8 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 	scalarAt := -1
 	for len(body) > 0 {
 		var line []byte
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			line, body = body, nil
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		indent := 0
-		for indent < len(line) && line[indent] == ' ' {
-			indent++
-		}
+		var indent int
+		line, body, indent = nextLine(body)
 		trimmed := line[indent:]
 		if len(trimmed) == 0 || trimmed[0] == '#' {
 			continue
@@ -305,6 +295,23 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 		return o, false // not a plain object: let the parser say what it is
 	}
 	return o, true
+}
+
+// nextLine cuts the first line off body and returns it (without its line break and a \r
+// before it), what follows it, and its indent in spaces.
+func nextLine(body []byte) (line, rest []byte, indent int) {
+	if i := bytes.IndexByte(body, '\n'); i >= 0 {
+		line, rest = body[:i], body[i+1:]
+	} else {
+		line = body
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	for indent < len(line) && line[indent] == ' ' {
+		indent++
+	}
+	return line, rest, indent
 }
 
 // inlineScalar reports whether a key's value is a scalar on the key's own line (not empty, not
