@@ -23,10 +23,12 @@ import (
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
+	kube3 "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
 	action4 "helm.sh/helm/v4/pkg/action"
+	kube4 "helm.sh/helm/v4/pkg/kube"
 	chart4 "helm.sh/helm/v4/pkg/chart"
 	loader4 "helm.sh/helm/v4/pkg/chart/loader"
 	helmcli4 "helm.sh/helm/v4/pkg/cli"
@@ -143,24 +145,47 @@ type Render struct {
 // ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
 // upgrade would: what differs between the two renders is unstable.
 func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (*Render, error) {
-	var sdk upgradeSDK
-	var err error
-	if engine == "helm4" {
-		sdk, err = c.upgrade4(spec)
-	} else {
-		sdk, err = c.upgrade3(spec)
+	newSDK := func(second bool) (upgradeSDK, error) {
+		if engine == "helm4" {
+			return c.upgrade4(spec, second)
+		}
+		return c.upgrade3(spec, second)
 	}
+	sdk, err := newSDK(false)
 	if err != nil {
 		return nil, err
 	}
-	return renderUpgrade(ctx, sdk, spec)
+	return renderUpgrade(ctx, sdk, func() (upgradeSDK, error) { return newSDK(true) }, spec)
 }
+
+// unbuilt3 and unbuilt4 are the Helm SDKs' kube clients for the second render of an upgrade,
+// which builds no objects: on a dry run the SDK parses the stored and the new manifest into
+// objects only to refuse the upgrade (a kind the cluster does not serve, an object it may not
+// adopt), which the first render of the same inputs does and reports; the second render is
+// read for its manifest alone (the fields on which two renders disagree). Half of a render of a
+// chart with large CRDs is that parsing. An install is left as it is: whether its crds/ kinds
+// are served decides how it renders (see upgrade3.render).
+type (
+	unbuilt3 struct{ kube3.Interface }
+	unbuilt4 struct{ kube4.Interface }
+)
+
+// Build builds nothing.
+func (unbuilt3) Build(io.Reader, bool) (kube3.ResourceList, error) { return nil, nil }
+
+// Build builds nothing.
+func (unbuilt4) Build(io.Reader, bool) (kube4.ResourceList, error) { return nil, nil }
 
 // renderUpgrade is the flow both SDKs share: locate and load the chart, check its
 // dependencies as helm upgrade does (fetch them with DependencyUpdate), render twice.
 // xref: Helm v3 cmd/helm/upgrade.go, Helm v4 pkg/cmd/upgrade.go (CheckDependencies,
 // downloader.Manager.Update).
-func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (*Render, error) {
+//
+// The two renders run at the same time when twin (may be nil) makes a second SDK side: the
+// Helm SDKs change the chart they render (its dependencies, processed against the values) and
+// their action's configuration, so the second render has its own, the chart loaded again from
+// the path the first located (no second download or dependency update).
+func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK, error), spec UpgradeSpec) (*Render, error) {
 	path, err := sdk.locate(spec.Chart)
 	if err != nil {
 		return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
@@ -180,11 +205,36 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, spec UpgradeSpec) (*Rend
 		}
 	}
 	r := &Render{CRDs: sdk.crds()}
-	if r.Manifest, r.Inputs, err = sdk.render(ctx); err != nil {
+	second := sdk
+	if twin != nil {
+		if second, err = twin(); err == nil {
+			err = second.load(path)
+		}
+		if err != nil {
+			return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
+		}
+	}
+	var again error
+	done := make(chan struct{})
+	if second != sdk {
+		go func() {
+			defer close(done)
+			r.Again, _, again = second.render(ctx)
+		}()
+	}
+	r.Manifest, r.Inputs, err = sdk.render(ctx)
+	if second == sdk {
+		if err == nil {
+			r.Again, _, again = sdk.render(ctx)
+		}
+	} else {
+		<-done
+	}
+	if err != nil {
 		return nil, err
 	}
-	if r.Again, _, err = sdk.render(ctx); err != nil {
-		return nil, err
+	if again != nil {
+		return nil, again
 	}
 	r.Offline = sdk.renderedOffline()
 	return r, nil
@@ -203,7 +253,8 @@ type upgrade3 struct {
 	offline bool
 }
 
-func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
+// upgrade3 makes the Helm 3 SDK's side; second: for the second render (see unbuilt3).
+func (c *Configuration) upgrade3(spec UpgradeSpec, second bool) (*upgrade3, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
 	settings.SetNamespace(spec.Namespace)
@@ -229,6 +280,9 @@ func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 		return nil, &InputError{err}
 	}
 	cfg.RegistryClient = rc
+	if second && !spec.Install {
+		cfg.KubeClient = unbuilt3{cfg.KubeClient}
+	}
 	up := helmaction.NewUpgrade(cfg)
 	up.SetRegistryClient(rc)
 	up.Namespace = spec.Namespace
@@ -344,7 +398,8 @@ type upgrade4 struct {
 	offline bool
 }
 
-func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
+// upgrade4 makes the Helm 4 SDK's side; second: for the second render (see unbuilt4).
+func (c *Configuration) upgrade4(spec UpgradeSpec, second bool) (*upgrade4, error) {
 	cfg, err := c.Helm4(spec.Namespace)
 	if err != nil {
 		return nil, err
@@ -370,6 +425,9 @@ func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
 		return nil, &InputError{err}
 	}
 	cfg.RegistryClient = rc
+	if second && !spec.Install {
+		cfg.KubeClient = unbuilt4{cfg.KubeClient}
+	}
 	up := action4.NewUpgrade(cfg)
 	up.SetRegistryClient(rc)
 	up.Namespace = spec.Namespace
