@@ -1,0 +1,82 @@
+package diffbench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// TestUpgradeCompare prints, with -compare (make bench), one `diff upgrade` of the corpus chart
+// with the largest rendered stream against `helm diff upgrade --three-way-merge` for the same
+// upgrade, paired runs in one session: helm-drift in auto and offline mode, and its ratio to
+// helm-diff (the target: at most 0.3x). The corpus sits beside the checkout in CI; without it
+// the test skips.
+func TestUpgradeCompare(t *testing.T) {
+	if !*compare {
+		t.Skip("run with -compare (make bench)")
+	}
+	root := testenv.RepoRoot()
+	corpus := filepath.Join(root, "..", "shared", "corpus")
+	data, err := os.ReadFile(filepath.Join(corpus, "index.yaml"))
+	if err != nil {
+		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") == "1" {
+			t.Fatalf("corpus: %v", err)
+		}
+		t.Skipf("corpus: %v (it sits beside the checkout in CI)", err)
+	}
+	var index struct {
+		Charts []struct {
+			Path, Release, Namespace string
+			Args                     []string
+		}
+	}
+	if err := sigsyaml.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	env, bin := startBench(t)
+	helm, base := helmDiffEnv(t, env)
+
+	// The chart whose stream is the largest: where rendering costs most.
+	best, size := -1, 0
+	for i, c := range index.Charts {
+		r := measure(t, base, helm, append([]string{"template", c.Release, filepath.Join(corpus, c.Path), "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+		if r.code == 0 && len(r.out) > size {
+			best, size = i, len(r.out)
+		}
+	}
+	if best < 0 {
+		t.Fatal("no corpus chart renders")
+	}
+	c := index.Charts[best]
+	chart := filepath.Join(corpus, c.Path)
+	if r := measure(t, base, helm, append([]string{"install", c.Release, chart, "-n", c.Namespace, "--create-namespace"}, c.Args...)...); r.code != 0 {
+		t.Fatalf("helm install %s: %s", c.Path, r.stderr)
+	}
+	upgrade := append([]string{"upgrade", c.Release, chart, "-n", c.Namespace}, c.Args...)
+	var auto, offline, hd []run
+	for range *runs {
+		auto = append(auto, measure(t, base, bin, append([]string{"diff"}, upgrade...)...))
+		offline = append(offline, measure(t, base, bin, append(append([]string{"diff"}, upgrade...), "--normalize", "offline")...))
+		hd = append(hd, measure(t, base, helm, append([]string{"diff"}, append(upgrade, "--three-way-merge")...)...))
+	}
+	for _, rs := range [][]run{auto, offline, hd} {
+		for _, r := range rs {
+			if r.code != 0 && r.code != 2 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+		}
+	}
+	ma, mo, mh := median(auto), median(offline), median(hd)
+	fmt.Printf("\ndiff upgrade of corpus chart %s (%d KB rendered), unchanged values, median of %d paired runs:\n", c.Path, size/1024, *runs)
+	fmt.Printf("  %-44s %8s %8s\n", "", "wall", "ratio")
+	fmt.Printf("  %-44s %8s %7.2fx\n", "helm drift diff upgrade (auto)", ma.wall.Round(time.Millisecond), ma.wall.Seconds()/mh.wall.Seconds())
+	fmt.Printf("  %-44s %8s %7.2fx\n", "helm drift diff upgrade --normalize offline", mo.wall.Round(time.Millisecond), mo.wall.Seconds()/mh.wall.Seconds())
+	fmt.Printf("  %-44s %8s %7.2fx\n", "helm diff upgrade --three-way-merge", mh.wall.Round(time.Millisecond), 1.0)
+	fmt.Printf("  target: helm-drift at most 0.30x\n")
+}
