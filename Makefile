@@ -8,7 +8,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_REPOSITORY ?=
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
-.PHONY: all build tools test test-unit lint bench fuzz demo image dist push-plugin release clean
+.PHONY: all build tools test test-unit lint bench fuzz demo image dist verify-release push-plugin release clean
 
 all: build
 
@@ -25,19 +25,25 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "$(LDFLAGS) -buildid=" -o bin/linux-amd64/helm-drift ./cmd/helm-drift
 	cd scripts/image && $(GO) run . -binary ../../bin/linux-amd64/helm-drift -ref $(IMAGE) $(if $(INSECURE),-insecure)
 
-## dist: the release archives in dist/ (DIST=dir for another): for each of PLATFORMS, a static,
-## reproducible helm-drift in a Helm plugin archive, and SHA256SUMS. VERSION=x.y.z (default:
-## plugin.yaml's); every file time is the commit's (SOURCE_DATE_EPOCH).
+## dist: the release in dist/ (DIST=dir for another), reproducible to the byte: for each of
+## PLATFORMS, a static helm-drift in a Helm plugin archive; the Helm 4 plugin tarballs
+## drift-VERSION.tgz and drift-render-VERSION.tgz; SHA256SUMS over them all. VERSION=x.y.z
+## (default: plugin.yaml's); every file time is the commit's (SOURCE_DATE_EPOCH). With SIGN_KEY
+## (a PGP key name) and KEYRING (its secret keyring; PASSPHRASE_FILE if it has one) the tarballs
+## are signed (.prov, whose bytes differ per signing: SIGNATURES.txt says what to verify).
 DIST ?= dist
 PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64,windows/amd64
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-## With SIGN_KEY (a PGP key name) and KEYRING (its secret keyring; PASSPHRASE_FILE if it has
-## one), also the Helm 4 plugin tarballs drift-VERSION.tgz and drift-render-VERSION.tgz, signed
-## (.prov), packaged by the Helm 4 CLI HELM4.
-HELM4 ?= $(HOME)/.cache/helm-drift/bin/helm4
 dist:
 	$(GO) run ./scripts/dist -version $(VERSION) -commit $(COMMIT) -out $(DIST) -platforms $(PLATFORMS) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY)) \
-		$(if $(SIGN_KEY),-helm4 $(HELM4) -sign-key "$(SIGN_KEY)" -keyring $(KEYRING) $(if $(PASSPHRASE_FILE),-passphrase-file $(PASSPHRASE_FILE)))
+		$(if $(SIGN_KEY),-sign-key "$(SIGN_KEY)" -keyring $(KEYRING) $(if $(PASSPHRASE_FILE),-passphrase-file $(PASSPHRASE_FILE)))
+
+## verify-release: rebuild release VERSION from this checkout (the tag's) and compare each file
+## DIST/SHA256SUMS lists (the release's: the files beside it are checked against it too) with
+## the rebuild's, for the platforms the release has; IMAGE_REPOSITORY as the release was made.
+## Fails naming every file that differs. The signatures are not compared (see SIGNATURES.txt).
+verify-release:
+	$(GO) run ./scripts/dist -verify $(DIST) -version $(VERSION) -commit $(COMMIT) -epoch $(SOURCE_DATE_EPOCH) $(if $(IMAGE_REPOSITORY),-image-repository $(IMAGE_REPOSITORY))
 
 ## push-plugin: push the signed Helm 4 plugin tarballs of DIST to REGISTRY (oci://host/path) as
 ## Helm plugin artifacts, REGISTRY/drift:VERSION and REGISTRY/drift-render:VERSION; PLAIN_HTTP=1

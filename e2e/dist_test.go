@@ -163,17 +163,60 @@ func TestDistSignedHelm4(t *testing.T) {
 		t.Skip("e2e")
 	}
 	key, secring, pubring := throwawayKey(t)
-	dist := t.TempDir()
-	cmd := exec.Command("make", "dist", "PLATFORMS=linux/amd64", "DIST="+dist, "SIGN_KEY="+key, "KEYRING="+secring, "HELM4="+filepath.Join(toolsDir, "helm4"))
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make dist with a key: %v\n%s", err, out)
+	signedDist := func(dir string) {
+		t.Helper()
+		cmd := exec.Command("make", "dist", "PLATFORMS=linux/amd64", "DIST="+dir, "SIGN_KEY="+key, "KEYRING="+secring)
+		cmd.Dir = repoRoot
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("make dist with a key: %v\n%s", err, out)
+		}
+	}
+	dist, again := t.TempDir(), t.TempDir()
+	signedDist(dist)
+	signedDist(again)
+	// Two signed runs on one commit: every file but the signatures byte-identical.
+	entries, _ := os.ReadDir(dist)
+	compared := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".prov") {
+			continue
+		}
+		a, _ := os.ReadFile(filepath.Join(dist, e.Name()))
+		b, err := os.ReadFile(filepath.Join(again, e.Name()))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: two signed make dist runs differ (%d and %d bytes, %v)", e.Name(), len(a), len(b), err)
+		}
+		compared++
+	}
+	if compared < 5 {
+		t.Errorf("compared %d files, want the archive, both tarballs, SHA256SUMS and SIGNATURES.txt", compared)
 	}
 	sums, _ := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
-	for _, f := range []string{"drift-0.1.0.tgz", "drift-0.1.0.tgz.prov", "drift-render-0.1.0.tgz", "drift-render-0.1.0.tgz.prov"} {
+	for _, f := range []string{"drift-0.1.0.tgz", "drift-render-0.1.0.tgz", "helm-drift-v0.1.0-linux-amd64.tar.gz"} {
 		if !strings.Contains(string(sums), "  "+f+"\n") {
 			t.Errorf("SHA256SUMS lacks %s:\n%s", f, sums)
 		}
+	}
+	if strings.Contains(string(sums), ".prov") {
+		t.Errorf("SHA256SUMS lists a signature, whose bytes differ per signing:\n%s", sums)
+	}
+	if note, _ := os.ReadFile(filepath.Join(dist, "SIGNATURES.txt")); !strings.Contains(string(note), "drift-0.1.0.tgz.prov") || !strings.Contains(string(note), "helm plugin verify") {
+		t.Errorf("SIGNATURES.txt does not say what to verify:\n%s", note)
+	}
+	// A tarball changed by one byte after signing is refused.
+	tampered := t.TempDir()
+	for _, f := range []string{"drift-0.1.0.tgz", "drift-0.1.0.tgz.prov"} {
+		copyFile(filepath.Join(dist, f), filepath.Join(tampered, f), 0o644)
+	}
+	data, _ := os.ReadFile(filepath.Join(tampered, "drift-0.1.0.tgz"))
+	data[len(data)/2] ^= 1
+	os.WriteFile(filepath.Join(tampered, "drift-0.1.0.tgz"), data, 0o644)
+	ht := newHelm(t, "helm4")
+	if _, errOut := ht.run(t, true, nil, "plugin", "install", filepath.Join(tampered, "drift-0.1.0.tgz"), "--keyring", pubring); !strings.Contains(errOut, "sha256 sum does not match") {
+		t.Errorf("a tarball changed after signing: want a refusal naming the sum:\n%s", errOut)
+	}
+	if out, _ := ht.run(t, false, nil, "plugin", "list"); strings.Contains(out, "drift") {
+		t.Errorf("the tampered tarball was installed:\n%s", out)
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dist)))
 	t.Cleanup(srv.Close)
@@ -181,7 +224,7 @@ func TestDistSignedHelm4(t *testing.T) {
 	noGo(h, srv.URL)
 	for _, p := range []string{"drift", "drift-render"} {
 		out, errOut := h.run(t, false, nil, "plugin", "install", srv.URL+"/"+p+"-0.1.0.tgz", "--keyring", pubring)
-		if !strings.Contains(out+errOut, "(sha256 verified)") {
+		if !strings.Contains(out+errOut, "(sha256 verified)") || !strings.Contains(out+errOut, "Plugin Hash Verified") {
 			t.Errorf("%s: the hook did not install the verified archive:\n%s%s", p, out, errOut)
 		}
 	}
@@ -252,7 +295,7 @@ func TestRelease(t *testing.T) {
 	dist := t.TempDir()
 	repo := cluster.Registry + "/release/helm-drift"
 	cmd := exec.Command("make", "release", "VERSION=0.1.0", "DIST="+dist, "PLATFORMS=linux/amd64", "REGISTRY=oci://"+cluster.Registry+"/release",
-		"IMAGE_REPOSITORY="+repo, "SIGN_KEY="+key, "KEYRING="+secring, "INSECURE=1", "PLAIN_HTTP=1", "HELM4="+filepath.Join(toolsDir, "helm4"))
+		"IMAGE_REPOSITORY="+repo, "SIGN_KEY="+key, "KEYRING="+secring, "INSECURE=1", "PLAIN_HTTP=1")
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make release: %v\n%s", err, out)
@@ -280,5 +323,53 @@ func TestRelease(t *testing.T) {
 	}
 	if out, err := exec.Command(filepath.Join(x, "bin/helm-drift"), "version").CombinedOutput(); err != nil || !strings.Contains(string(out), "image:    "+repo+":v0.1.0 (the default --self-hook-image)") {
 		t.Errorf("the released binary's version: %v\n%s", err, out)
+	}
+}
+
+// TestVerifyRelease: make verify-release, in a clone of this commit, rebuilds a signed release
+// and finds every file its SHA256SUMS lists reproduced; with one source line changed it fails
+// and names the files that differ; a release file changed after the release is named too.
+func TestVerifyRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e")
+	}
+	key, secring, _ := throwawayKey(t)
+	clone := filepath.Join(t.TempDir(), "src")
+	if out, err := exec.Command("git", "clone", "-q", "--shared", repoRoot, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	mk := func(args ...string) (string, error) {
+		cmd := exec.Command("make", append([]string{"-s"}, args...)...)
+		cmd.Dir = clone
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	release := t.TempDir()
+	if out, err := mk("dist", "VERSION=9.9.9", "PLATFORMS=linux/amd64", "DIST="+release, "SIGN_KEY="+key, "KEYRING="+secring); err != nil {
+		t.Fatalf("make dist: %v\n%s", err, out)
+	}
+	out, err := mk("verify-release", "VERSION=9.9.9", "DIST="+release)
+	if err != nil || !strings.Contains(out, "all 3 files of "+release+" reproduced") {
+		t.Fatalf("make verify-release on the unchanged tree: %v\n%s", err, out)
+	}
+	// One source line changed: the binary, so its archive, differs; the tarballs do not.
+	file := filepath.Join(clone, "internal/cli/version.go")
+	src, _ := os.ReadFile(file)
+	changed := strings.Replace(string(src), "(want --check)", "(want --check only)", 1)
+	if changed == string(src) {
+		t.Fatal("internal/cli/version.go no longer holds the line this test changes")
+	}
+	os.WriteFile(file, []byte(changed), 0o644)
+	out, err = mk("verify-release", "VERSION=9.9.9", "DIST="+release)
+	if err == nil || !strings.Contains(out, "1 of 3 files differ") || !strings.Contains(out, "helm-drift-v9.9.9-linux-amd64.tar.gz: rebuilt") || strings.Contains(out, "drift-9.9.9.tgz: rebuilt") {
+		t.Errorf("make verify-release with a changed source line: %v, want a failure naming the archive only\n%s", err, out)
+	}
+	os.WriteFile(file, src, 0o644)
+	// A release file changed after the release was made.
+	tgz := filepath.Join(release, "drift-render-9.9.9.tgz")
+	data, _ := os.ReadFile(tgz)
+	os.WriteFile(tgz, append(data, 0), 0o644)
+	if out, err := mk("verify-release", "VERSION=9.9.9", "DIST="+release); err == nil || !strings.Contains(out, "drift-render-9.9.9.tgz: the release's file does not match its SHA256SUMS") {
+		t.Errorf("make verify-release with a changed release file: %v\n%s", err, out)
 	}
 }

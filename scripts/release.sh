@@ -26,6 +26,8 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo "- Helm 3: \`helm plugin install RELEASE_URL/helm-drift-v$VERSION-OS-ARCH.tar.gz\`, or from the source repository (the hook builds with Go, else downloads the archive and verifies it against SHA256SUMS)"
   echo
   echo "Verify by hand: \`sha256sum -c SHA256SUMS\`; \`helm plugin verify drift-$VERSION.tgz --keyring KEYRING\`."
+  echo "Rebuild from source: check out the tag and run \`make verify-release VERSION=$VERSION DIST=DIR IMAGE_REPOSITORY=$IMAGE_REPOSITORY\`"
+  echo "with the release's files in DIR: every file SHA256SUMS lists is rebuilt and compared."
   echo
   echo "## Artifacts"
   echo
@@ -37,8 +39,12 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo
   echo "$plugins" | sed 's/^/    /'
   echo
-  echo "SHA256SUMS:"
+  echo "SHA256SUMS (reproducible to the byte):"
   echo
   sed 's/^/    /' "$DIST/SHA256SUMS"
+  echo
+  echo "Signatures:"
+  echo
+  sed 's/^/    /' "$DIST/SIGNATURES.txt"
 } > "$DIST/RELEASE_NOTES.md"
 echo "release v$VERSION: $DIST/RELEASE_NOTES.md"
