@@ -40,6 +40,10 @@ type KubeOptions struct {
 	Context string
 	// Timeout bounds one request to the API server (default 30s).
 	Timeout time.Duration
+	// Stop, when set, cancels every request of the configuration once it is done, those made
+	// by code that passes no context of its own (the Helm SDKs' storage, discovery) included:
+	// a long-running server stops a run at once on SIGTERM.
+	Stop context.Context
 }
 
 // Configuration is the cluster access of one run: the kubeconfig loaded once, one rest.Config
@@ -96,6 +100,9 @@ func NewConfiguration(o KubeOptions, counts *live.Counts) (*Configuration, error
 		counts = &live.Counts{}
 	}
 	cfg.Wrap(counts.Wrap)
+	if o.Stop != nil {
+		cfg.Wrap(stopWith(o.Stop))
+	}
 	cfg.Wrap((&versionOnce{}).wrap) // outermost: an answer from it is no request
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -329,3 +336,40 @@ func (v *versionOnce) wrap(rt http.RoundTripper) http.RoundTripper {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stopWith returns a transport wrapper that cancels each request once stop is done (and
+// refuses new ones), whatever context the caller gave it; the request's own context is
+// released when its response body is closed.
+func stopWith(stop context.Context) func(http.RoundTripper) http.RoundTripper {
+	return func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if err := context.Cause(stop); err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithCancelCause(r.Context())
+			release := context.AfterFunc(stop, func() { cancel(context.Cause(stop)) })
+			res, err := rt.RoundTrip(r.WithContext(ctx))
+			if err != nil {
+				release()
+				cancel(nil)
+				return nil, err
+			}
+			res.Body = &releasingBody{ReadCloser: res.Body, release: func() { release(); cancel(nil) }}
+			return res, nil
+		})
+	}
+}
+
+// releasingBody runs release once the body is closed.
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+// Close closes the body and releases its request's context.
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}

@@ -55,6 +55,7 @@ func completionYAML() ([]byte, error) {
 		{Name: "owners", Flags: flagsOf(func(fs *pflag.FlagSet) { (&ownersOptions{}).BindFlags(fs) })},
 		{Name: "diff", Commands: []completionCommand{{Name: "upgrade", Flags: diff}, {Name: "release", Flags: diff}, {Name: "helmrelease", Flags: diff}}},
 		{Name: "self", Commands: []completionCommand{{Name: "resume", Flags: self}, {Name: "status", Flags: self}, {Name: "handback", Flags: self}, {Name: "uninstall", Flags: self}}},
+		{Name: "serve", Flags: flagsOf(func(fs *pflag.FlagSet) { (&serveOptions{}).BindFlags(fs) })},
 		{Name: "version", Flags: []string{"check"}},
 	}}
 	b, err := sigsyaml.Marshal(root)

@@ -30,6 +30,7 @@ func flagReference() string {
 		{"helm drift owners", func(fs *pflag.FlagSet) { (&ownersOptions{}).BindFlags(fs) }},
 		{"helm drift self resume | status | handback | uninstall", func(fs *pflag.FlagSet) { (&selfOptions{}).BindFlags(fs) }},
 		{"helm drift diff upgrade | release | helmrelease", func(fs *pflag.FlagSet) { (&diffOptions{}).BindFlags(fs) }},
+		{"helm drift serve", func(fs *pflag.FlagSet) { (&serveOptions{}).BindFlags(fs) }},
 	} {
 		fs := pflag.NewFlagSet(c.title, pflag.ContinueOnError)
 		c.bind(fs)

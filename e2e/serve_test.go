@@ -1,0 +1,348 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// servedMetrics scrapes url and parses it with Prometheus's own text-format parser.
+func servedMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	res, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape: %v", err)
+	}
+	defer res.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := p.TextToMetricFamilies(res.Body)
+	if err != nil {
+		t.Fatalf("/metrics does not parse as the Prometheus text format: %v", err)
+	}
+	return mf
+}
+
+// sample returns the value of family's series whose labels include want, and whether there is one.
+func sample(mf map[string]*dto.MetricFamily, family string, want map[string]string) (float64, bool) {
+	f := mf[family]
+	if f == nil {
+		return 0, false
+	}
+	for _, m := range f.Metric {
+		match := 0
+		for _, l := range m.Label {
+			if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+				match++
+			}
+		}
+		if match == len(want) {
+			if m.Gauge != nil {
+				return m.Gauge.GetValue(), true
+			}
+			return m.Counter.GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// serveProcess is helm drift serve running as a process; its stderr is kept.
+type serveProcess struct {
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	logs strings.Builder
+	done chan error
+}
+
+func (p *serveProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func startServe(t *testing.T, kubeconfig string, extra ...string) *serveProcess {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := &serveProcess{url: "http://" + addr, done: make(chan error, 1)}
+	p.cmd = exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"serve", "--interval", "5s", "--listen", addr, "--kubeconfig", kubeconfig, "--grace", "3s"}, extra...)...)
+	stderr, _ := p.cmd.StderrPipe()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.logs.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// get returns the status and body of a GET of path.
+func (p *serveProcess) get(path string) (int, string) {
+	res, err := http.Get(p.url + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestServe: helm drift serve, run as a ServiceAccount with get/list only (a token from the
+// TokenRequest API), measures releases and HelmReleases every interval; its /metrics parse
+// with Prometheus's parser and follow the cluster (a clean install at 0, a field another
+// manager changed as DIFFERS, a deleted object as CHART-ONLY, a HelmRelease's values edit as
+// next_reconcile upgrade); the API server out of reach makes failed runs (counted, readyz says
+// why, the release series dropped, the last success's time kept) and back in reach a success;
+// no Secret value in /metrics, /report or the logs; SIGTERM in the middle of a run ends it
+// within the grace period.
+func TestServe(t *testing.T) {
+	h := clusterHelm(t, "helm4")
+	ns := cluster.Namespace(t)
+	ctx := context.Background()
+	const marker = "SERVE-SECRET-MARKER-91c3"
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
+
+	// A HelmRelease installed by helm-controller, as in TestDiffHelmRelease.
+	dir := t.TempDir()
+	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
+	repo := "oci://" + cluster.Registry + "/serve-" + ns
+	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
+	hrNS := ns + "-hr"
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
+	applyYAML(t, webappSource(hrNS, repo)+fmt.Sprintf(`
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: webapp-values, namespace: %[1]s}
+data:
+  values.yaml: "replicas: 3\n"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: webapp-secret, namespace: %[1]s}
+stringData:
+  password: %[2]s
+---
+%[3]s`, hrNS, marker, webHelmRelease(hrNS, "enabled", "1.28")))
+	waitHistory(t, hrNS, 1)
+
+	// The reader: get and list on everything, nothing else (what offline normalisation needs).
+	kc := cluster.Kube
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "drift-serve"}}, metav1.CreateOptions{}))
+	role := "helm-drift-serve-" + ns
+	must(kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}, metav1.CreateOptions{}))
+	must(kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "drift-serve", Namespace: ns}}}, metav1.CreateOptions{}))
+	t.Cleanup(func() {
+		kc.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{})
+		kc.RbacV1().ClusterRoles().Delete(context.Background(), role, metav1.DeleteOptions{})
+	})
+	tok, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "drift-serve", &authv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The API server is reached through a proxy that can be taken away (connections closed as a
+	// stopped server's would be) and slowed down.
+	var down, slow atomic.Bool
+	target, _ := url.Parse(cluster.Config.Host)
+	transport, err := rest.TransportFor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host }, Transport: transport}
+	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		if slow.Load() {
+			time.Sleep(2 * time.Second)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+
+	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token))
+	release := map[string]string{"namespace": ns, "release": "web", "kind": "release"}
+	hr := map[string]string{"namespace": hrNS, "release": "web", "kind": "helmrelease"}
+	with := func(base map[string]string, kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	// waitFor scrapes until cond holds for the metrics of a run after the one seen now.
+	runs := func(mf map[string]*dto.MetricFamily, result string) float64 {
+		v, _ := sample(mf, "helm_drift_runs_total", map[string]string{"result": result})
+		return v
+	}
+	waitFor := func(what string, cond func(mf map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+		t.Helper()
+		deadline := time.Now().Add(40 * time.Second)
+		for {
+			mf := servedMetrics(t, p.url)
+			if cond(mf) {
+				return mf
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not seen in 40s\nlogs:\n%s", what, p.log())
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	testenv.Eventually(t, 30*time.Second, "/readyz", func() (bool, string) {
+		code, body := p.get("/readyz")
+		return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
+	})
+
+	// A clean install: every divergence gauge of the release and the HelmRelease at 0.
+	mf := servedMetrics(t, p.url)
+	for _, labels := range []map[string]string{release, hr} {
+		for _, class := range []string{"DIFFERS", "CHART-ONLY", "CLUSTER-ONLY", "SHADOWS"} {
+			if v, ok := sample(mf, "helm_drift_divergences", with(labels, "class", class)); !ok || v != 0 {
+				t.Errorf("fresh install: divergences %v %s = %v (present %v), want 0\nlogs:\n%s", labels, class, v, ok, p.log())
+			}
+		}
+		if v, _ := sample(mf, "helm_drift_compared_fields", labels); v == 0 {
+			t.Errorf("fresh install: %v compared no field", labels)
+		}
+	}
+	if v, ok := sample(mf, "helm_drift_next_reconcile", with(hr, "action", "drift correction")); !ok || v != 1 {
+		t.Errorf("fresh HelmRelease: next_reconcile drift correction = %v (present %v)", v, ok)
+	}
+
+	// Out of band: replicas by another manager; the ConfigMap deleted; the Secret's password
+	// changed; the HelmRelease's values edited.
+	must(kc.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}))
+	must(nil, kc.CoreV1().ConfigMaps(ns).Delete(ctx, "web-settings", metav1.DeleteOptions{}))
+	must(kc.CoreV1().Secrets(ns).Patch(ctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-2"}}`), metav1.PatchOptions{}))
+	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", hrNS))
+	mf = waitFor("the edits", func(mf map[string]*dto.MetricFamily) bool {
+		d, _ := sample(mf, "helm_drift_divergences", with(release, "class", "DIFFERS"))
+		c, _ := sample(mf, "helm_drift_divergences", with(release, "class", "CHART-ONLY"))
+		u, _ := sample(mf, "helm_drift_next_reconcile", with(hr, "action", "upgrade"))
+		return d >= 2 && c >= 1 && u == 1
+	})
+	success := runs(mf, "success")
+	lastSuccess, _ := sample(mf, "helm_drift_last_success_timestamp_seconds", nil)
+
+	// No Secret value anywhere it serves or logs.
+	_, report := p.get("/report")
+	if !strings.Contains(report, `"releases"`) || !strings.Contains(report, `"checkedAt"`) {
+		t.Errorf("/report is not the summary:\n%s", report)
+	}
+	res, _ := http.Get(p.url + "/metrics")
+	metricsText, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for where, text := range map[string]string{"/metrics": string(metricsText), "/report": report, "the logs": p.log()} {
+		for _, leak := range []string{marker, base64.StdEncoding.EncodeToString([]byte(marker))} {
+			if strings.Contains(text, leak) {
+				t.Errorf("%s holds a Secret's value", where)
+			}
+		}
+	}
+
+	// The API server out of reach: failed runs, the success time kept, the series dropped.
+	down.Store(true)
+	mf = waitFor("a failed run", func(mf map[string]*dto.MetricFamily) bool { return runs(mf, "failed") >= 1 })
+	if v, _ := sample(mf, "helm_drift_last_success_timestamp_seconds", nil); v != lastSuccess {
+		t.Errorf("after a failed run the last success moved: %v, was %v", v, lastSuccess)
+	}
+	if _, ok := sample(mf, "helm_drift_divergences", with(release, "class", "DIFFERS")); ok {
+		t.Errorf("after a failed run the release's figures are still exported as fresh")
+	}
+	if code, body := p.get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "failed") {
+		t.Errorf("/readyz after a failed run: %d %s", code, body)
+	}
+	if !strings.Contains(p.log(), `"msg":"run failed"`) {
+		t.Errorf("no structured line for the failed run:\n%s", p.log())
+	}
+	// Back in reach: the next run succeeds.
+	down.Store(false)
+	waitFor("a success after the failure", func(mf map[string]*dto.MetricFamily) bool { return runs(mf, "success") > success })
+	if code, _ := p.get("/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after the server came back: %d", code)
+	}
+
+	// SIGTERM in the middle of a run (the API server slowed down to make one last): it ends
+	// within the grace period, the run cancelled.
+	slow.Store(true)
+	testenv.Eventually(t, 30*time.Second, "a run in progress", func() (bool, string) {
+		l := p.log()
+		return strings.Count(l, `"msg":"run finished"`)+strings.Count(l, `"msg":"run failed"`) < strings.Count(l, "run started"), ""
+	})
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("serve after SIGTERM: %v\n%s", err, p.log())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve did not end within 10s of SIGTERM\n%s", p.log())
+	}
+	if took := time.Since(start); !strings.Contains(p.log(), "run interrupted by shutdown") {
+		t.Errorf("SIGTERM during a run (ended after %v): the run was not interrupted:\n%s", took, p.log())
+	}
+}
