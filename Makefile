@@ -66,9 +66,10 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-## test: lint, unit tests, and the end-to-end tests against the real helm CLIs
+## test: lint, unit tests, the end-to-end tests against the real helm CLIs, and the chart's alert rules evaluated by Prometheus's own rule engine (scripts/promrules, a module of its own)
 test: lint
 	$(GO) test -count=1 -timeout 30m ./...
+	cd scripts/promrules && $(GO) test -count=1 ./...
 
 ## test-unit: the fast tests only (no helm CLIs, no cluster)
 test-unit:
