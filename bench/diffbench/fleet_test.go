@@ -1,14 +1,19 @@
 package diffbench
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,6 +93,8 @@ func TestFleetCompare(t *testing.T) {
 		run      run
 	}
 	var rows []row
+	var served serveRun
+	var hr run
 	for _, size := range []int{200, 1000} {
 		install(size)
 		for _, mode := range []string{"offline", "auto"} {
@@ -101,6 +108,10 @@ func TestFleetCompare(t *testing.T) {
 				rs = append(rs, r)
 			}
 			rows = append(rows, row{size, mode, median(rs)})
+		}
+		if size == 200 {
+			served = measureServe(t, base, bin)
+			hr = measure(t, base, bin, "diff", "helmrelease", "-A", "--normalize", "offline", "--stats")
 		}
 	}
 	// helm-diff, looped over a sample (it diffs one release per command).
@@ -136,6 +147,10 @@ func TestFleetCompare(t *testing.T) {
 	fmt.Fprintf(w, "  helm diff upgrade --three-way-merge, one command per release: %v each (mean of %d), so about %v for 200 and %v for 1,000 (extrapolated);\n",
 		perRelease.Round(time.Millisecond), sample, (perRelease * 200).Round(time.Second), (perRelease * 1000).Round(time.Second))
 	fmt.Fprintf(w, "  helm-drift auto over 1,000: %.3fx of that\n", rows[3].run.wall.Seconds()/(perRelease*1000).Seconds())
+	fmt.Fprintf(w, "  helm drift serve, one run over the 200 (offline): %s, %s of CPU, peak RSS %s; its requests: %s\n",
+		served.took.Round(time.Millisecond), served.cpu.Round(time.Millisecond), mib(served.maxRSS), served.requests)
+	fmt.Fprintf(w, "  one fleet run by hand (offline): diff release -A %d requests (%d LIST) + diff helmrelease -A %d (%d LIST)\n",
+		stat(rows[0].run, "requests"), stat(rows[0].run, "LIST"), stat(hr, "requests"), stat(hr, "LIST"))
 	for _, r := range rows {
 		if lists := stat(r.run, "LIST"); lists > 4*namespaces+namespaces+10 {
 			t.Errorf("%d releases, %s: %d LISTs; want about %d (kinds x namespaces) plus the release storage", r.releases, r.mode, lists, 4*namespaces)
@@ -144,3 +159,55 @@ func TestFleetCompare(t *testing.T) {
 }
 
 func fleetNamespace(n int) string { return fmt.Sprintf("fleet-%02d", n) }
+
+// serveRun is one run of helm drift serve as a process: how long the run took, the requests it
+// logged, and the process's CPU and peak RSS up to its exit on SIGTERM.
+type serveRun struct {
+	took     time.Duration
+	requests string
+	cpu      time.Duration
+	maxRSS   int64
+}
+
+// measureServe starts helm drift serve (offline, one run an hour), waits for its first run to
+// end, stops it with SIGTERM and returns what the run cost.
+func measureServe(t *testing.T, env []string, bin string) serveRun {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--interval", "1h", "--listen", "127.0.0.1:0")
+	cmd.Env = env
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var r serveRun
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		var line struct {
+			Msg      string
+			Duration float64 `json:"duration_seconds"`
+			Requests string
+			Error    string
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		if line.Msg == "run failed" {
+			cmd.Process.Kill()
+			t.Fatalf("serve: the run failed: %s", line.Error)
+		}
+		if line.Msg == "run finished" {
+			r.took, r.requests = time.Duration(line.Duration*float64(time.Second)), line.Requests
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.maxRSS = ru.Maxrss
+	}
+	return r
+}

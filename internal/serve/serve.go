@@ -95,7 +95,7 @@ func (s *Server) Run(ctx context.Context) error {
 // none (the old ones would read as fresh), the last success's time kept.
 func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	s.Log.Info("run started")
-	rows, stamp, err := s.measure(ctx, start)
+	rows, stamp, requests, err := s.measure(ctx, start)
 	took := s.Now().Sub(start)
 	if ctx.Err() != nil {
 		s.Log.Info("run interrupted by shutdown", "duration_seconds", took.Seconds())
@@ -107,7 +107,7 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 		f.failed++
 		s.figures.Store(f)
 		s.setReady(fmt.Errorf("the last run, at %s, failed: %w", start.UTC().Format(time.RFC3339), err), nil)
-		s.Log.Error("run failed", "error", err.Error(), "duration_seconds", took.Seconds(), "runs_failed", f.failed)
+		s.Log.Error("run failed", "error", err.Error(), "duration_seconds", took.Seconds(), "runs_failed", f.failed, "requests", requests)
 		return
 	}
 	f.rows, f.lastSuccess = rows, float64(start.Unix())
@@ -127,7 +127,7 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 		}
 	}
 	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rows), "divergences", divergences,
-		"unmeasured_objects", unmeasured, "unmeasurable", failedRows, "context", stamp.Context, "server", stamp.Server)
+		"unmeasured_objects", unmeasured, "unmeasurable", failedRows, "context", stamp.Context, "server", stamp.Server, "requests", requests)
 }
 
 func (s *Server) setReady(err error, report []byte) {
@@ -140,39 +140,41 @@ func (s *Server) setReady(err error, report []byte) {
 }
 
 // measure runs diff release -A and diff helmrelease -A on a new connection (a restarted API
-// server, new CRDs and RBAC are seen the next run), one summary row each, releases first.
-func (s *Server) measure(ctx context.Context, start time.Time) ([]diff.SummaryRow, diff.Stamp, error) {
+// server, new CRDs and RBAC are seen the next run), one summary row each, releases first;
+// requests counts what the run asked of the API server.
+func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.SummaryRow, stamp diff.Stamp, requests string, err error) {
 	opts := s.Kube
 	opts.Stop = ctx // SIGTERM stops every request of the run, the Helm SDKs' too
 	cfg, err := action.NewConfiguration(opts, nil)
-	if err == nil {
-		err = cfg.Connect(ctx)
-	}
 	if err != nil {
-		return nil, diff.Stamp{}, err
+		return nil, stamp, "", err
 	}
-	stamp := diff.NewStamp(start, cfg.Context(), cfg.Server())
+	defer func() { requests = cfg.Counts.String() }()
+	if err = cfg.Connect(ctx); err != nil {
+		return nil, stamp, "", err
+	}
+	stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
 	rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure}).RunAll(ctx, true)
 	if err != nil {
-		return nil, stamp, err
+		return nil, stamp, "", err
 	}
-	rows := rel.Rows
+	rows = rel.Rows
 	hr := &action.DiffHelmRelease{Config: cfg, Measure: s.Measure}
 	targets, err := hr.List(ctx, "")
 	switch {
 	case notServed(err):
 		// No Flux here: no HelmReleases to measure.
 	case err != nil:
-		return nil, stamp, err
+		return nil, stamp, "", err
 	case len(targets) > 0:
 		sum, err := hr.RunAll(ctx, targets)
 		if err != nil {
-			return nil, stamp, err
+			return nil, stamp, "", err
 		}
 		sort.SliceStable(sum.Rows, func(i, j int) bool { return sum.Rows[i].HelmRelease < sum.Rows[j].HelmRelease })
 		rows = append(rows, sum.Rows...)
 	}
-	return rows, stamp, nil
+	return rows, stamp, "", nil
 }
 
 // notServed reports that the cluster does not serve the HelmRelease kind (Flux is not there).
