@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/common/model"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -130,8 +129,9 @@ func (p *serveProcess) get(path string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-// TestServe: helm drift serve, run as a ServiceAccount with get/list only (a token from the
-// TokenRequest API), measures releases and HelmReleases every interval; its /metrics parse
+// TestServe: helm drift serve, run as the ServiceAccount of charts/helm-drift installed by the
+// real Helm (its get/list-only RBAC; a token from the TokenRequest API), measures releases and
+// HelmReleases every interval; its /metrics parse
 // with Prometheus's parser and follow the cluster (a clean install at 0, a field another
 // manager changed as DIFFERS, a deleted object as CHART-ONLY, a HelmRelease's values edit as
 // next_reconcile upgrade); the API server out of reach makes failed runs (counted, readyz says
@@ -172,7 +172,8 @@ stringData:
 %[3]s`, hrNS, marker, webHelmRelease(hrNS, "enabled", "1.28")))
 	waitHistory(t, hrNS, 1)
 
-	// The reader: get and list on everything, nothing else (what offline normalisation needs).
+	// The reader: the chart's own ServiceAccount and RBAC (get and list, nothing else), a token
+	// for it from the TokenRequest API.
 	kc := cluster.Kube
 	must := func(_ any, err error) {
 		t.Helper()
@@ -180,18 +181,9 @@ stringData:
 			t.Fatal(err)
 		}
 	}
-	must(kc.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "drift-serve"}}, metav1.CreateOptions{}))
-	role := "helm-drift-serve-" + ns
-	must(kc.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list"}}}}, metav1.CreateOptions{}))
-	must(kc.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "drift-serve", Namespace: ns}}}, metav1.CreateOptions{}))
-	t.Cleanup(func() {
-		kc.RbacV1().ClusterRoleBindings().Delete(context.Background(), role, metav1.DeleteOptions{})
-		kc.RbacV1().ClusterRoles().Delete(context.Background(), role, metav1.DeleteOptions{})
-	})
-	tok, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "drift-serve", &authv1.TokenRequest{}, metav1.CreateOptions{})
+	h.run(t, false, nil, "install", "drift", "charts/helm-drift", "-n", ns)
+	t.Cleanup(func() { h.run(t, false, nil, "uninstall", "drift", "-n", ns) })
+	tok, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "drift-helm-drift", &authv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
