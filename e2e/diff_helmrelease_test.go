@@ -84,6 +84,28 @@ spec:
             value: {patched-by: flux}`, ns, mode, tag)
 }
 
+// applyWebHelmRelease applies, in ns, the OCIRepository of repo, the values ConfigMap
+// (replicas 3), the values Secret holding password, and webHelmRelease with drift detection
+// enabled.
+func applyWebHelmRelease(t *testing.T, ns, repo, password string) {
+	t.Helper()
+	applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: webapp-values, namespace: %[1]s}
+data:
+  values.yaml: "replicas: 3\n"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: webapp-secret, namespace: %[1]s}
+stringData:
+  password: %[2]s
+---
+%[3]s`, ns, password, webHelmRelease(ns, "enabled", "1.28")))
+}
+
 // webappSource is the OCIRepository webapp in ns: testdata/charts/webapp as pushed to repo.
 func webappSource(ns, repo string) string {
 	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
@@ -237,21 +259,7 @@ func TestDiffHelmRelease(t *testing.T) {
 	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
 	repo := "oci://" + cluster.Registry + "/hr-" + ns
 	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
-	applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: webapp-values, namespace: %[1]s}
-data:
-  values.yaml: "replicas: 3\n"
----
-apiVersion: v1
-kind: Secret
-metadata: {name: webapp-secret, namespace: %[1]s}
-stringData:
-  password: %[2]s
----
-%[3]s`, ns, hrSecretMarker, webHelmRelease(ns, "enabled", "1.28")))
+	applyWebHelmRelease(t, ns, repo, hrSecretMarker)
 	waitHistory(t, ns, 1)
 
 	// Identical render.

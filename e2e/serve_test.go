@@ -155,21 +155,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
-	applyYAML(t, webappSource(hrNS, repo)+fmt.Sprintf(`
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: webapp-values, namespace: %[1]s}
-data:
-  values.yaml: "replicas: 3\n"
----
-apiVersion: v1
-kind: Secret
-metadata: {name: webapp-secret, namespace: %[1]s}
-stringData:
-  password: %[2]s
----
-%[3]s`, hrNS, marker, webHelmRelease(hrNS, "enabled", "1.28")))
+	applyWebHelmRelease(t, hrNS, repo, marker)
 	waitHistory(t, hrNS, 1)
 
 	// The reader: the chart's own ServiceAccount and RBAC (get and list, nothing else), a token
