@@ -686,7 +686,7 @@ func (o *diffOptions) diffUpgrade(cfg *action.Configuration, m action.Measure, n
 		Values: o.valueOpts, Version: o.version, Repo: o.repo, Devel: o.devel, Registry: o.registry,
 		Verify: o.verify, Keyring: o.keyring, Lookup: o.lookup, EnableDNS: o.enableDNS, SkipSchemaValidation: o.skipSchema,
 		ReuseValues: o.reuseValues, ResetValues: o.resetValues, ResetThenReuseValues: o.resetThenReuse,
-		DependencyUpdate: o.dependencyUpdate, Kubeconfig: o.kube.kubeconfig, KubeContext: o.kube.kubeContext, Log: errOut}
+		DependencyUpdate: o.dependencyUpdate, Kubeconfig: o.kube.kubeconfig, KubeContext: o.kube.context(), Log: errOut}
 	if o.postRenderer != "" {
 		pr, err := action.ResolvePostRenderer(o.postRenderer, o.postRendererArgs)
 		if err != nil {

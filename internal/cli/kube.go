@@ -63,10 +63,16 @@ func (o *kubeOptions) fleetContexts() ([]string, error) {
 
 // options are the cluster choice for the action layer.
 func (o *kubeOptions) options() action.KubeOptions {
+	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.context(), Timeout: o.timeout}
+}
+
+// context is the one kubeconfig context asked for: --kube-context (BindFlags), or the one
+// --kube-context of BindFleetFlags ("" for the current context).
+func (o *kubeOptions) context() string {
 	if o.kubeContext == "" && len(o.contexts) == 1 {
-		o.kubeContext = o.contexts[0]
+		return o.contexts[0]
 	}
-	return action.KubeOptions{Kubeconfig: o.kubeconfig, Context: o.kubeContext, Timeout: o.timeout}
+	return o.kubeContext
 }
 
 // connection is the run's one connection to the cluster, made on first use.
