@@ -34,12 +34,7 @@ func (m Stamp) against() string {
 
 // footer is the line under a report: "measured 2026-12-02T01:02:03Z against context ..."; empty
 // for an unstamped report.
-func (m Stamp) footer() string {
-	if m.CheckedAt.IsZero() {
-		return ""
-	}
-	return "measured " + m.CheckedAt.Format(time.RFC3339) + " against " + m.against()
-}
+func (m Stamp) footer() string { return summaryFooter([]ClusterRun{{Stamp: m}}) }
 
 // ClusterRun is one cluster of a summary: when and against what it was measured, and why it
 // could not be measured at all (its releases could not even be listed).

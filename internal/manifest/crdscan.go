@@ -261,36 +261,15 @@ func (q *quoted) scan(line []byte) (rest []byte, closed bool) {
 	return nil, false
 }
 
-// endsOnLine reports whether a value that opens a quoted scalar or a flow collection closes it
-// on the same line; any other value ends on its line as far as the scanner cares. Unsure
-// answers are false.
+// endsOnLine reports whether a value that opens a flow collection closes it on the same line;
+// any other value ends on its line as far as the scanner cares (a quoted scalar that goes on is
+// openQuote's to follow). Unsure answers are false.
 func endsOnLine(val []byte) bool {
 	v := bytes.TrimSpace(val)
 	if len(v) == 0 {
 		return true
 	}
 	switch v[0] {
-	case '"':
-		for i := 1; i < len(v); i++ {
-			switch v[i] {
-			case '\\':
-				i++
-			case '"':
-				return true
-			}
-		}
-		return false
-	case '\'':
-		for i := 1; i < len(v); i++ {
-			if v[i] == '\'' {
-				if i+1 < len(v) && v[i+1] == '\'' {
-					i++
-					continue
-				}
-				return true
-			}
-		}
-		return false
 	case '[', '{':
 		depth := 0
 		for i := 0; i < len(v); i++ {
