@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -181,7 +182,7 @@ func (unbuilt4) Build(io.Reader, bool) (kube4.ResourceList, error) { return nil,
 // xref: Helm v3 cmd/helm/upgrade.go, Helm v4 pkg/cmd/upgrade.go (CheckDependencies,
 // downloader.Manager.Update).
 //
-// The two renders run at the same time when twin (may be nil) makes a second SDK side: the
+// The two renders run at the same time, the second on the SDK side twin makes: the
 // Helm SDKs change the chart they render (its dependencies, processed against the values) and
 // their action's configuration, so the second render has its own, the chart loaded again from
 // the path the first located (no second download or dependency update).
@@ -205,31 +206,18 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 		}
 	}
 	r := &Render{CRDs: sdk.crds()}
-	second := sdk
-	if twin != nil {
-		if second, err = twin(); err == nil {
-			err = second.load(path)
-		}
-		if err != nil {
-			return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
-		}
+	second, err := twin()
+	if err != nil {
+		return nil, err
+	}
+	if err := second.load(path); err != nil {
+		return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
 	}
 	var again error
-	done := make(chan struct{})
-	if second != sdk {
-		go func() {
-			defer close(done)
-			r.Again, _, again = second.render(ctx)
-		}()
-	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.Again, _, again = second.render(ctx) })
 	r.Manifest, r.Inputs, err = sdk.render(ctx)
-	if second == sdk {
-		if err == nil {
-			r.Again, _, again = sdk.render(ctx)
-		}
-	} else {
-		<-done
-	}
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
