@@ -146,6 +146,16 @@ func (d *DiffHelmRelease) List(ctx context.Context, namespace string) ([]HelmRel
 	return targets, nil
 }
 
+// RunAllIn measures every HelmRelease of namespace ("" for every namespace), one summary row
+// each: List, then RunAll.
+func (d *DiffHelmRelease) RunAllIn(ctx context.Context, namespace string) (*Summary, error) {
+	targets, err := d.List(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	return d.RunAll(ctx, targets)
+}
+
 // connect lets the files' objects fall back on the cluster, once, before any target runs.
 func (d *DiffHelmRelease) connect(ctx context.Context, targets []HelmReleaseTarget) error {
 	cl, err := d.Config.Live(ctx)

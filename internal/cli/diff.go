@@ -361,16 +361,11 @@ func (o *diffOptions) runFleet(ctx context.Context, verb string, m action.Measur
 		m := m
 		m.Progress = progress
 		if verb == "helmrelease" {
-			d := o.diffHelmRelease(cfg, m)
 			ns := o.namespace
 			if o.allNamespaces {
 				ns = ""
 			}
-			targets, err := d.List(ctx, ns)
-			if err != nil {
-				return nil, err
-			}
-			return d.RunAll(ctx, targets)
+			return o.diffHelmRelease(cfg, m).RunAllIn(ctx, ns)
 		}
 		return (&action.DiffRelease{Config: cfg, Measure: m, Namespace: o.namespace}).RunAll(ctx, o.allNamespaces)
 	}, update)

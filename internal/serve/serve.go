@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,20 +158,14 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 		return nil, stamp, "", err
 	}
 	rows = rel.Rows
-	hr := &action.DiffHelmRelease{Config: cfg, Measure: s.Measure}
-	targets, err := hr.List(ctx, "")
+	hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, "")
 	switch {
 	case notServed(err):
 		// No Flux here: no HelmReleases to measure.
 	case err != nil:
 		return nil, stamp, "", err
-	case len(targets) > 0:
-		sum, err := hr.RunAll(ctx, targets)
-		if err != nil {
-			return nil, stamp, "", err
-		}
-		sort.SliceStable(sum.Rows, func(i, j int) bool { return sum.Rows[i].HelmRelease < sum.Rows[j].HelmRelease })
-		rows = append(rows, sum.Rows...)
+	default:
+		rows = append(rows, hrs.Rows...) // sorted by HelmRelease
 	}
 	return rows, stamp, "", nil
 }
