@@ -61,15 +61,9 @@ func TestDiffFleet(t *testing.T) {
 	// The second cluster is reached through a proxy that stops it once the release storage has
 	// been listed: what a cluster going away mid-run looks like.
 	var once sync.Once
-	target, _ := url.Parse(second.Config.Host)
-	transport, err := rest.TransportFor(second.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var armed atomic.Bool
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Header.Del("Authorization") }, Transport: transport}
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxy.ServeHTTP(w, r)
+	front := apiFront(t, second.Config, true, func(w http.ResponseWriter, r *http.Request, forward func()) {
+		forward()
 		if armed.Load() && strings.HasSuffix(r.URL.Path, "/secrets") && strings.Contains(r.URL.Query().Get("labelSelector"), "owner=helm") {
 			once.Do(func() {
 				if err := second.Stop(); err != nil {
@@ -78,8 +72,7 @@ func TestDiffFleet(t *testing.T) {
 				stopped.Store(true)
 			})
 		}
-	}))
-	defer front.Close()
+	})
 
 	kubeconfig := fleetKubeconfig(t, map[string]string{"first": cluster.Config.Host, "second": front.URL, "third": "https://127.0.0.1:1"}, cluster.Kubeconfig)
 	args := []string{"release", "--all", "-n", ns, "--kubeconfig", kubeconfig, "--kube-context", "first", "--kube-context", "second", "--kube-context", "third"}
@@ -182,4 +175,35 @@ func fleetKubeconfig(t *testing.T, servers map[string]string, base string) strin
 		t.Fatal(err)
 	}
 	return path
+}
+
+// apiFront serves, over TLS on loopback, a proxy to the API server of cfg. asItself: the proxy
+// authenticates with cfg's credentials, the client's dropped; else the client's are passed on
+// (cfg's TLS not verified). handle gets each request with forward, which proxies it, and
+// decides what happens around it (a pause, a closed connection, a server stopped after).
+func apiFront(t *testing.T, cfg *rest.Config, asItself bool, handle func(w http.ResponseWriter, r *http.Request, forward func())) *httptest.Server {
+	t.Helper()
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := cfg
+	if !asItself {
+		tc = &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	}
+	transport, err := rest.TransportFor(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		if asItself {
+			r.Out.Header.Del("Authorization")
+		}
+	}}
+	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handle(w, r, func() { proxy.ServeHTTP(w, r) })
+	}))
+	t.Cleanup(front.Close)
+	return front
 }

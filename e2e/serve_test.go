@@ -8,9 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
@@ -177,13 +173,7 @@ func TestServe(t *testing.T) {
 	// The API server is reached through a proxy that can be taken away (connections closed as a
 	// stopped server's would be) and slowed down.
 	var down, slow atomic.Bool
-	target, _ := url.Parse(cluster.Config.Host)
-	transport, err := rest.TransportFor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = target.Host }, Transport: transport}
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func()) {
 		if down.Load() {
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
@@ -193,9 +183,8 @@ func TestServe(t *testing.T) {
 		if slow.Load() {
 			time.Sleep(2 * time.Second)
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer front.Close()
+		forward()
+	})
 
 	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token))
 	release := map[string]string{"namespace": ns, "release": "web", "kind": "release"}
