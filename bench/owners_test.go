@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	sigsyaml "sigs.k8s.io/yaml"
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
 // ownersStream is one stream the owners check is measured on.
@@ -27,23 +27,10 @@ type ownersStream struct {
 // when the corpus is absent.
 func corpusStreams(t *testing.T) []ownersStream {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "corpus")
-	data, err := os.ReadFile(filepath.Join(dir, "index.yaml"))
-	if err != nil {
-		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus: %v, and HELM_DRIFT_REQUIRE_CORPUS=1 says it must run", err)
-		}
+	dir, charts, ok := testenv.Corpus(t)
+	if !ok {
 		t.Logf("corpus: %s not found (it sits beside the checkout in CI): only the synthetic stream is measured", dir)
 		return nil
-	}
-	var index struct {
-		Charts []struct {
-			Path, Release, Namespace string
-			Args                     []string
-		}
-	}
-	if err := sigsyaml.Unmarshal(data, &index); err != nil {
-		t.Fatalf("corpus index.yaml: %v", err)
 	}
 	out, err := exec.Command("bash", "../scripts/tools.sh", "helm3").Output()
 	if err != nil {
@@ -51,7 +38,7 @@ func corpusStreams(t *testing.T) []ownersStream {
 	}
 	helm := filepath.Join(strings.TrimSpace(string(out)), "helm3")
 	var streams []ownersStream
-	for _, c := range index.Charts {
+	for _, c := range charts {
 		args := append([]string{"template", c.Release, filepath.Join(dir, c.Path), "-n", c.Namespace, "--include-crds", "--kube-version", "1.37.0"}, c.Args...)
 		cmd := exec.Command(helm, args...)
 		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_CACHE_HOME="+t.TempDir())

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,50 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
-
-// corpusChart is one entry of ../shared/corpus/index.yaml.
-type corpusChart struct {
-	Path      string   `json:"path"`
-	Release   string   `json:"release"`
-	Namespace string   `json:"namespace"`
-	Args      []string `json:"args"`
-}
-
-// corpusDir is ../shared/corpus beside the checkout; "" when it is not there (a user's clone).
-// HELM_DRIFT_REQUIRE_CORPUS=1 (set by .ci/run) makes its absence a failure instead of a skip.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(repoRoot, "..", "shared", "corpus")
-	if _, err := os.Stat(filepath.Join(dir, "index.yaml")); err != nil {
-		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus: %s/index.yaml not found, and HELM_DRIFT_REQUIRE_CORPUS=1 says it must run", dir)
-		}
-		t.Skipf("corpus: %s not found (the public-chart corpus sits beside the checkout in CI; a clone without it skips this test)", dir)
-	}
-	return dir
-}
-
-func readCorpus(t *testing.T, dir string) []corpusChart {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "index.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var index struct {
-		Charts []corpusChart `json:"charts"`
-	}
-	if err := yaml.Unmarshal(data, &index); err != nil {
-		t.Fatalf("corpus index.yaml: %v", err)
-	}
-	if len(index.Charts) == 0 {
-		t.Fatal("corpus index.yaml lists no charts")
-	}
-	return index.Charts
-}
 
 // corpusTable collects chart × Helm × command × mode → divergences, printed at the end.
 type corpusTable struct {
@@ -109,8 +68,10 @@ func TestCorpus(t *testing.T) {
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}
-	dir := corpusDir(t)
-	charts := readCorpus(t, dir)
+	dir, charts, ok := testenv.Corpus(t)
+	if !ok {
+		t.Skipf("corpus: %s not found (the public-chart corpus sits beside the checkout in CI; a clone without it skips this test)", dir)
+	}
 	table := &corpusTable{rows: map[string]map[string]string{}}
 	t.Cleanup(func() {
 		t.Logf("corpus: divergences on a fresh install (mutation: rows found for one edited label)\n%s", table)
@@ -127,7 +88,7 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-func corpusOne(t *testing.T, dir string, c corpusChart, helmName string, table *corpusTable) {
+func corpusOne(t *testing.T, dir string, c testenv.CorpusChart, helmName string, table *corpusTable) {
 	h := clusterHelm(t, helmName)
 	row := c.Path + " / " + helmName
 	// The index's namespace for both: a chart's CRDs kept by helm.sh/resource-policy outlive the

@@ -2,12 +2,9 @@ package diffbench
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
@@ -21,30 +18,16 @@ func TestUpgradeCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
 	}
-	root := testenv.RepoRoot()
-	corpus := filepath.Join(root, "..", "shared", "corpus")
-	data, err := os.ReadFile(filepath.Join(corpus, "index.yaml"))
-	if err != nil {
-		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") == "1" {
-			t.Fatalf("corpus: %v", err)
-		}
-		t.Skipf("corpus: %v (it sits beside the checkout in CI)", err)
-	}
-	var index struct {
-		Charts []struct {
-			Path, Release, Namespace string
-			Args                     []string
-		}
-	}
-	if err := sigsyaml.Unmarshal(data, &index); err != nil {
-		t.Fatal(err)
+	corpus, charts, ok := testenv.Corpus(t)
+	if !ok {
+		t.Skipf("corpus: %s not found (it sits beside the checkout in CI)", corpus)
 	}
 	env, bin := startBench(t)
 	helm, base := helmDiffEnv(t, env)
 
 	// The chart whose stream is the largest: where rendering costs most.
 	best, size := -1, 0
-	for i, c := range index.Charts {
+	for i, c := range charts {
 		r := measure(t, base, helm, append([]string{"template", c.Release, filepath.Join(corpus, c.Path), "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
 		if r.code == 0 && len(r.out) > size {
 			best, size = i, len(r.out)
@@ -53,7 +36,7 @@ func TestUpgradeCompare(t *testing.T) {
 	if best < 0 {
 		t.Fatal("no corpus chart renders")
 	}
-	c := index.Charts[best]
+	c := charts[best]
 	chart := filepath.Join(corpus, c.Path)
 	if r := measure(t, base, helm, append([]string{"install", c.Release, chart, "-n", c.Namespace, "--create-namespace"}, c.Args...)...); r.code != 0 {
 		t.Fatalf("helm install %s: %s", c.Path, r.stderr)
