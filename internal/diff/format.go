@@ -522,23 +522,22 @@ func WriteSummary(w io.Writer, rows []SummaryRow, clusters []ClusterRun, format 
 		for _, r := range rows {
 			writeRow(r)
 		}
-	}
-	for _, c := range clusters {
-		if !multi {
-			break
-		}
-		for _, r := range rows {
-			if r.Context == c.Context {
-				writeRow(r)
+	} else {
+		// Cluster by cluster, in the order asked: its rows, or the row saying why it has none.
+		for _, c := range clusters {
+			for _, r := range rows {
+				if r.Context == c.Context {
+					writeRow(r)
+				}
 			}
-		}
-		if c.Error != "" {
-			cells := make([]string, len(head))
-			for i := range cells {
-				cells[i] = "-"
+			if c.Error != "" {
+				cells := make([]string, len(head))
+				for i := range cells {
+					cells[i] = "-"
+				}
+				cells[0] = c.Context
+				fmt.Fprintln(out, last(cells, "could not measure the cluster: "+cell(c.Error)))
 			}
-			cells[0] = c.Context
-			fmt.Fprintln(out, last(cells, "could not measure the cluster: "+cell(c.Error)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
