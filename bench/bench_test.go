@@ -192,11 +192,21 @@ func benchKustomize(b *testing.B, s Stream) {
 
 func kustomizeBinary(tb testing.TB) string {
 	tb.Helper()
-	out, err := exec.Command("bash", "../scripts/tools.sh", "kustomize").Output()
+	bin, err := toolBinary("kustomize")
 	if err != nil {
-		tb.Skipf("kustomize not available (scripts/tools.sh kustomize: %v)", err)
+		tb.Skipf("kustomize not available (%v)", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "kustomize")
+	return bin
+}
+
+// toolBinary is the real tool name (helm3, helm4, kustomize) scripts/tools.sh builds, built
+// once into its cache.
+func toolBinary(name string) (string, error) {
+	out, err := exec.Command("bash", "../scripts/tools.sh", name).Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/tools.sh %s: %w", name, err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), name), nil
 }
 
 func writeKustomization(tb testing.TB, dir string, stream []byte) {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,11 +31,10 @@ func corpusStreams(t *testing.T) []ownersStream {
 		t.Logf("corpus: %s not found (it sits beside the checkout in CI): only the synthetic stream is measured", dir)
 		return nil
 	}
-	out, err := exec.Command("bash", "../scripts/tools.sh", "helm3").Output()
+	helm, err := toolBinary("helm3")
 	if err != nil {
-		t.Fatalf("scripts/tools.sh helm3: %v", err)
+		t.Fatal(err)
 	}
-	helm := filepath.Join(strings.TrimSpace(string(out)), "helm3")
 	var streams []ownersStream
 	for _, c := range charts {
 		args := append([]string{"template", c.Release, filepath.Join(dir, c.Path), "-n", c.Namespace, "--include-crds", "--kube-version", "1.37.0"}, c.Args...)
