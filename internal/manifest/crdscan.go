@@ -43,6 +43,7 @@ func scanCRD(d *Document) (c crdNames, ok bool) {
 	const none = -1
 	var (
 		sawSpec, sawGroup, sawScope, sawNames, sawKind bool
+		started                                        bool // a content line was read
 		inSpec, inNames                                bool
 		specIndent, namesIndent                        = none, none
 		blockAt                                        = none // a scalar's key indent: deeper lines are its text
@@ -77,6 +78,12 @@ func scanCRD(d *Document) (c crdNames, ok bool) {
 			return c, false
 		}
 		scalarAt = none
+		if !started {
+			if indent != 0 {
+				return c, false // the whole document indented: only the parser knows its levels
+			}
+			started = true
+		}
 
 		// Which level the line is at: the top, spec's keys, spec.names' keys, or deeper.
 		level, deep := 0, false

@@ -78,6 +78,18 @@ func TestScanCRD(t *testing.T) {
 	}
 }
 
+// TestScanCRDIndentedRoot: a document whose root mapping is indented (YAML allows it) is left
+// to the parser, which reads its levels (found by FuzzScanCRD: the scanner read no group).
+func TestScanCRDIndentedRoot(t *testing.T) {
+	s, err := Split([]byte(" apiVersion: apiextensions.k8s.io/v1\n kind: CustomResourceDefinition\n spec:\n  group: example.com\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := scanCRD(s.Docs[0]); ok {
+		t.Errorf("scanCRD = %+v, ok; want it left to the parser", got)
+	}
+}
+
 // TestScanCRDCorpus: every CRD the public charts ship in crds/ is read by the scanner, not the
 // parser, and read the same.
 func TestScanCRDCorpus(t *testing.T) {
