@@ -29,11 +29,14 @@ type Measure struct {
 	// Progress, when set, is told after each release of a run over many (RunAll) how many of
 	// the total are measured.
 	Progress func(done, total int)
+	// Views keeps each object's two sides for the line views (-o diff and the pull-request
+	// comment); a run over many releases then keeps every report (SummaryRow.Report).
+	Views bool
 }
 
 // input is the diff input of in's measurement options.
 func (m Measure) input(in diff.Input) diff.Input {
-	in.Rules, in.Normalize, in.Workers = m.Rules, m.Normalize, m.Workers
+	in.Rules, in.Normalize, in.Workers, in.Views = m.Rules, m.Normalize, m.Workers, m.Views
 	return in
 }
 
@@ -103,7 +106,7 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of releases there.
 	snap := diff.NewSnapshot(cl)
-	s := summaries(len(rels), d.Workers, d.Progress, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+	s := summaries(len(rels), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		rel := rels[i]
 		rep, err := d.measure(ctx, snap, rel)
 		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
@@ -114,21 +117,23 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	return s, nil
 }
 
-// summaries measures n releases concurrently (a quarter of workers at a time), one summary row
-// each, telling progress (when set) after each one. measure(i) returns the report, the row to
+// summaries measures n releases concurrently (a quarter of m's workers at a time), one summary
+// row each (holding its report when m keeps views), telling m's progress (when set) after each
+// one. measure(i) returns the report, the row to
 // show when it fails (with the error filled in here) and the name its unmeasured objects are
 // listed under.
-func summaries(n, workers int, progress func(done, total int), measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
+func summaries(n int, m Measure, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
 	s := &Summary{Rows: make([]diff.SummaryRow, n)}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		done int
 	)
+	progress := m.Progress
 	if progress != nil {
 		progress(0, n)
 	}
-	sem := make(chan struct{}, max(1, workers/4))
+	sem := make(chan struct{}, max(1, m.Workers/4))
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
@@ -148,6 +153,9 @@ func summaries(n, workers int, progress func(done, total int), measure func(i in
 				return
 			}
 			s.Rows[i] = diff.Summarise(rep)
+			if m.Views {
+				s.Rows[i].Report = rep
+			}
 			for _, obj := range rep.Objects {
 				if obj.Error != "" {
 					mu.Lock()

@@ -194,7 +194,7 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of HelmReleases there.
 	snap := diff.NewSnapshot(cl)
-	s := summaries(len(targets), d.Workers, d.Progress, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+	s := summaries(len(targets), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		name := targets[i].name()
 		res, err := d.run(ctx, snap, targets[i])
 		var rep *diff.Report

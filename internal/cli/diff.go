@@ -18,6 +18,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/view"
 )
 
 // The values of --exit-code-on.
@@ -172,7 +173,10 @@ type diffOptions struct {
 	// stamp is when and against what the run measures (one cluster).
 	stamp   diff.Stamp
 	noColor bool
-	kube    kubeOptions
+	color   string
+	// lines is -C: the unified diff's context lines (-1: the whole object).
+	lines int
+	kube  kubeOptions
 
 	// diff helmrelease
 	files []string
@@ -210,7 +214,9 @@ type diffOptions struct {
 // BindFlags registers the diff flags on fs.
 func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
-	fs.StringVarP(&o.output, "output", "o", "table", "table, json, yaml, markdown or counts")
+	fs.StringVarP(&o.output, "output", "o", "table", "table, json, yaml, markdown, counts, diff (a unified diff per object; HELM_DRIFT_EXTERNAL_DIFF runs a program on two trees instead), github or gitlab (a pull-request comment)")
+	fs.IntVarP(&o.lines, "context", "C", 3, "-o diff, github, gitlab: unchanged lines shown around each change; -1 shows the whole object")
+	fs.StringVar(&o.color, "color", colorAuto, "colour in the table and -o diff: auto (on a terminal, unless NO_COLOR is set), always (even in a pipe or with NO_COLOR), never")
 	fs.StringArrayVar(&o.ignore, "ignore", nil, "an RFC 6901 JSON pointer to leave out of the comparison in every object, e.g. /spec/replicas; repeatable")
 	fs.StringVar(&o.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
 	fs.StringVar(&o.normalize, "normalize", diff.Auto, "how API-server defaults are told from drift: server, offline or auto")
@@ -222,7 +228,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.progress, "progress", progressAuto, "diff release / helmrelease --all: a progress line on stderr (releases measured of the total, elapsed, estimate): auto (on a terminal, not in CI), always, never")
 	fs.BoolVar(&o.stats, "stats", false, "print the API requests made to stderr")
 	fs.StringVar(&o.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")
-	fs.BoolVar(&o.noColor, "no-color", false, "no colour in the table (also: NO_COLOR set)")
+	fs.BoolVar(&o.noColor, "no-color", false, "the same as --color never")
 	fs.StringArrayVarP(&o.valueOpts.ValueFiles, "values", "f", nil, "diff upgrade: values file or URL, as helm upgrade -f; repeatable")
 	fs.StringArrayVar(&o.valueOpts.Values, "set", nil, "diff upgrade: key=value, as helm upgrade --set; repeatable")
 	fs.StringArrayVar(&o.valueOpts.StringValues, "set-string", nil, "diff upgrade: key=value as a string; repeatable")
@@ -287,7 +293,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 			return ExitError
 		}
 	}
-	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers}
+	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers, Views: o.lineView()}
 	if o.kube.fleet() {
 		return o.runFleet(ctx, fs.Arg(0), m, out, errOut)
 	}
@@ -471,7 +477,16 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		return ExitUnmeasured
 	}
 	rep.Stamp = o.stamp
-	if err := diff.Write(out, []*diff.Report{rep}, o.output, o.colour(out)); err != nil {
+	external := ExitOK
+	if o.lineView() {
+		row := diff.Summarise(rep)
+		row.Report = rep
+		var err error
+		if external, err = o.writeView([]diff.SummaryRow{row}, []diff.ClusterRun{{Stamp: o.stamp}}, out, errOut); err != nil {
+			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+			return ExitError
+		}
+	} else if err := diff.Write(out, []*diff.Report{rep}, o.output, o.colour(out)); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
@@ -483,18 +498,72 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		}
 		return ExitUnmeasured
 	}
+	if o.externalDiff() != "" {
+		return external
+	}
 	if o.exitOn == exitOnDrift && rep.Drifted() || o.exitOn != exitOnDrift && rep.Drift() {
 		return ExitDrift
 	}
 	return ExitOK
 }
 
+// The views that need each object's two sides.
+const (
+	outputDiff   = "diff"
+	outputGitHub = "github"
+	outputGitLab = "gitlab"
+)
+
+// --color values.
+const (
+	colorAuto   = "auto"
+	colorAlways = "always"
+	colorNever  = "never"
+)
+
+// lineView reports whether the output is a line view (-o diff, github, gitlab).
+func (o *diffOptions) lineView() bool {
+	return o.output == outputDiff || o.output == outputGitHub || o.output == outputGitLab
+}
+
+// externalDiff is the program HELM_DRIFT_EXTERNAL_DIFF names for -o diff ("" for none).
+func (o *diffOptions) externalDiff() string {
+	if o.output != outputDiff {
+		return ""
+	}
+	return strings.TrimSpace(os.Getenv(view.ExternalDiffEnv))
+}
+
+// writeView prints rows (each with its report) in a line view: the unified diff, the
+// pull-request comment, or, with HELM_DRIFT_EXTERNAL_DIFF, the program's output on the two
+// trees, whose exit code it returns.
+func (o *diffOptions) writeView(rows []diff.SummaryRow, clusters []diff.ClusterRun, out, errOut io.Writer) (int, error) {
+	switch o.output {
+	case outputGitHub:
+		return ExitOK, view.WriteComment(out, rows, clusters, view.GitHub, o.lines)
+	case outputGitLab:
+		return ExitOK, view.WriteComment(out, rows, clusters, view.GitLab, o.lines)
+	}
+	if prog := o.externalDiff(); prog != "" {
+		return view.RunExternal(context.Background(), prog, rows, out, errOut)
+	}
+	opt := view.Options{Context: o.lines, Colour: o.colour(out)}
+	if len(rows) == 1 && rows[0].Report != nil && len(clusters) == 1 {
+		return ExitOK, view.WriteDiff(out, []*diff.Report{rows[0].Report}, opt)
+	}
+	return ExitOK, view.WriteSummaryDiff(out, rows, clusters, opt)
+}
+
 func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 	switch {
 	case o.output == outputManifest && (fs.Arg(0) != "upgrade" && fs.Arg(0) != "helmrelease" || o.all || o.allNamespaces):
 		return fmt.Errorf("-o manifest goes with \"diff upgrade\" and \"diff helmrelease NAME\" (one release): it prints what would be installed")
-	case o.output != outputManifest && !slices.Contains(diff.Formats, o.output):
-		return fmt.Errorf("--output %q: want one of %s, or manifest", o.output, strings.Join(diff.Formats, ", "))
+	case o.output != outputManifest && !o.lineView() && !slices.Contains(diff.Formats, o.output):
+		return fmt.Errorf("--output %q: want one of %s, diff, github, gitlab, or manifest", o.output, strings.Join(diff.Formats, ", "))
+	case o.color != colorAuto && o.color != colorAlways && o.color != colorNever:
+		return fmt.Errorf("--color %q: want auto, always or never", o.color)
+	case o.lines < -1:
+		return fmt.Errorf("--context %d: want 0 or more lines, or -1 for the whole object", o.lines)
 	}
 	if o.normalize != diff.Server && o.normalize != diff.Offline && o.normalize != diff.Auto {
 		return fmt.Errorf("--normalize %q: want server, offline or auto", o.normalize)
@@ -634,9 +703,17 @@ func upgradeFlagSet(fs *pflag.FlagSet) *pflag.FlagSet {
 	return up
 }
 
-// colour reports whether the table may use colour: out is a terminal and NO_COLOR is unset.
+// colour reports whether the table or the unified diff is coloured: --color always, or auto
+// with out a terminal and NO_COLOR unset (no-color.org: an explicit request wins).
 func (o *diffOptions) colour(out io.Writer) bool {
-	if o.noColor || o.output != "table" || os.Getenv("NO_COLOR") != "" {
+	switch {
+	case o.output != "table" && o.output != outputDiff:
+		return false
+	case o.noColor || o.color == colorNever:
+		return false
+	case o.color == colorAlways:
+		return true
+	case os.Getenv("NO_COLOR") != "":
 		return false
 	}
 	f, ok := out.(*os.File)
@@ -705,7 +782,17 @@ func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.
 	if s.Clusters == nil {
 		s.Clusters = []diff.ClusterRun{{Stamp: o.stamp}}
 	}
-	if err := diff.WriteSummary(out, s.Rows, s.Clusters, o.output); err != nil {
+	external := -1
+	if o.lineView() {
+		code, err := o.writeView(s.Rows, s.Clusters, out, errOut)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+			return ExitError
+		}
+		if o.externalDiff() != "" {
+			external = code
+		}
+	} else if err := diff.WriteSummary(out, s.Rows, s.Clusters, o.output); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
@@ -730,6 +817,9 @@ func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.
 		case code == ExitOK && o.exitOn != exitOnDrift && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
 			code = ExitDrift
 		}
+	}
+	if external >= 0 && code != ExitUnmeasured {
+		return external // the program's, as kubectl diff passes it through
 	}
 	return code
 }

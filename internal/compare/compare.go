@@ -40,6 +40,9 @@ type Divergence struct {
 	Chart, Cluster any
 	// Redacted is set for a Secret's data: values are never carried.
 	Redacted bool
+	// ChartSize and ClusterSize are, for a redacted leaf, the sizes of its two values in bytes
+	// (a data value's decoded size); nil where that side lacks it or it is no string.
+	ChartSize, ClusterSize *int
 	// Inert is set (by MarkInert) for a divergence that changes nothing in the running pod.
 	Inert bool
 	// Entry is, for a leaf under a map entry or list element that only one side has, that
@@ -346,9 +349,19 @@ func (c *comparer) add(d Divergence) {
 	// tool's own): their values are not shown either.
 	if c.secret && (strings.HasPrefix(d.Path, "data.") || strings.HasPrefix(d.Path, "stringData.") || d.Path == "data" || d.Path == "stringData" ||
 		strings.HasPrefix(d.Path, "metadata.annotations.") || d.Path == "metadata.annotations") {
+		b64 := strings.HasPrefix(d.Path, "data.")
+		d.ChartSize, d.ClusterSize = sizeOf(d.Chart, b64), sizeOf(d.Cluster, b64)
 		d.Chart, d.Cluster, d.Redacted = nil, nil, true
 	}
 	c.res.Divergences = append(c.res.Divergences, d)
+}
+
+// sizeOf is SizeOf for a value that may be absent (nil).
+func sizeOf(v any, base64Data bool) *int {
+	if n := SizeOf(v, base64Data); v != nil && n >= 0 {
+		return &n
+	}
+	return nil
 }
 
 // isQuantityPath reports whether a field holds a resource quantity (requests, limits,

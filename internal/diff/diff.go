@@ -97,6 +97,9 @@ type Input struct {
 	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease of a
 	// HelmRelease with a service account; nil otherwise).
 	Lookup *Lookup
+	// Views keeps each object's two sides (Object.View, Prune.View) for the line views
+	// (-o diff, the pull-request comment, an external diff program).
+	Views bool
 }
 
 // Lookup is whom a HelmRelease's render answered the chart's lookup calls as.
@@ -190,6 +193,9 @@ type Object struct {
 	// Refusal: the API server refuses the write the upgrade would make (a dry run said so):
 	// the upgrade fails on this object (WILL-FAIL).
 	Refusal *Refusal `json:"refusal,omitempty"`
+	// View is the object's two sides for the line views, when Input.Views asked for it
+	// (a Secret's values redacted).
+	View *compare.View `json:"-"`
 }
 
 // Row is one divergence.
@@ -201,6 +207,10 @@ type Row struct {
 	Cluster any           `json:"cluster,omitempty"`
 	// Redacted: a Secret's data, whose values are never printed.
 	Redacted bool `json:"redacted,omitempty"`
+	// ChartBytes and ClusterBytes are a redacted value's sizes, so a changed key shows as
+	// changed (a data value's decoded size).
+	ChartBytes   *int `json:"chartBytes,omitempty"`
+	ClusterBytes *int `json:"clusterBytes,omitempty"`
 	// Inert: changes nothing in the running pod.
 	Inert bool `json:"inert,omitempty"`
 	// PendingDeletion: in the release's last manifest, not in the desired one: an upgrade
@@ -243,6 +253,8 @@ type Prune struct {
 	Keep bool `json:"keep,omitempty"`
 	// Live: the object exists in the cluster.
 	Live bool `json:"live"`
+	// View is the live object, for the line views (Input.Views; nil when not live).
+	View *compare.View `json:"-"`
 }
 
 // Measured reports whether every object could be measured.
@@ -458,7 +470,11 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	}
 	for _, o := range pruned {
 		id := checker.Identity(o)
-		p := Prune{Object: id.String(), Live: m.lists[keyOf(o, id)].byName[o.Name] != nil}
+		live := m.lists[keyOf(o, id)].byName[o.Name]
+		p := Prune{Object: id.String(), Live: live != nil}
+		if in.Views && live != nil {
+			p.View = compare.OneSide(nil, compare.Normalize(live, ""))
+		}
 		if d, err := o.Decode(); err == nil {
 			md, _ := d["metadata"].(map[string]any)
 			ann, _ := md["annotations"].(map[string]any)
@@ -598,6 +614,9 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 			if t.id.Namespace != "" {
 				desired = withNamespace(desired, t.id.Namespace)
 			}
+			if m.in.Views {
+				o.View = compare.OneSide(compare.Normalize(desired, t.id.Namespace), nil)
+			}
 			m.probe(ctx, t, &o, desired)
 		}
 		return o, nil
@@ -625,12 +644,16 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
 	o.Compared = res.Compared
 	compare.Fold(&res)
+	if m.in.Views {
+		o.View = compare.NewView(tm, chart, cluster, res.Divergences)
+	}
 
 	p := m.predictor(tm, t, desired)
 	unstable := unstablePaths(tm, t, desired)
 	left := m.leftApplied(ctx, t, tm, p, cluster)
 	for _, dv := range res.Divergences {
-		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert}
+		row := Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster, Redacted: dv.Redacted, Inert: dv.Inert,
+			ChartBytes: dv.ChartSize, ClusterBytes: dv.ClusterSize}
 		row.Unstable = unstable[row.Path] || underAny(row.Path, unstable) || aboveAny(row.Path, unstable)
 		p.predict(&row)
 		row.Moved = p.moved(row.Path, left)

@@ -70,7 +70,7 @@ func Write(w io.Writer, reps []*Report, format string, colour bool) error {
 func cells(d Row) (field, chart, cluster, upgrade string) {
 	chart, cluster = show(d.Chart), show(d.Cluster)
 	if d.Redacted {
-		chart, cluster = "(secret)", "(secret)"
+		chart, cluster = redactedCell(d.ChartBytes), redactedCell(d.ClusterBytes)
 		if d.Class == compare.ChartOnly {
 			cluster = "-"
 		}
@@ -106,6 +106,26 @@ func cells(d Row) (field, chart, cluster, upgrade string) {
 		upgrade = "yes: " + d.Why
 	}
 	return field, chart, cluster, upgrade
+}
+
+// redactedCell shows a Secret's value by its size only: "(redacted, 8 bytes)".
+func redactedCell(size *int) string {
+	if size == nil {
+		return compare.Redacted(-1, nil)
+	}
+	return compare.Redacted(*size, nil)
+}
+
+// RedactedChange says how a Secret's value changes without showing it: "(redacted, 8 bytes ->
+// 12 bytes)", the cluster's size first.
+func RedactedChange(d Row) string {
+	switch {
+	case d.ClusterBytes != nil && d.ChartBytes != nil:
+		return compare.Redacted(*d.ClusterBytes, d.ChartBytes)
+	case d.ClusterBytes != nil:
+		return redactedCell(d.ClusterBytes)
+	}
+	return redactedCell(d.ChartBytes)
 }
 
 func writeTable(w io.Writer, r *Report, colour bool) {
@@ -391,6 +411,8 @@ func show(v any) string {
 
 // SummaryRow is one release of "diff release --all".
 type SummaryRow struct {
+	// Report is the release's whole report, kept for the line views (Input.Views).
+	Report *Report `json:"-"`
 	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
 	// helmrelease --all only).
 	HelmRelease string `json:"helmRelease,omitempty"`
@@ -551,3 +573,85 @@ func WriteSummary(w io.Writer, rows []SummaryRow, clusters []ClusterRun, format 
 	}
 	return nil
 }
+
+// Summary is the report's last line in the table and the views: "release apps/web revision 3
+// (client-side apply, normalize auto): 2 divergences across 64 compared fields in 6 objects".
+func (r *Report) Summary() string { return summary(r) }
+
+// Footer says when and against what the report was measured ("" when it is not stamped).
+func (m Stamp) Footer() string { return m.footer() }
+
+// Footer is a summary's last line: when and against what each cluster was measured.
+func Footer(clusters []ClusterRun) string { return summaryFooter(clusters) }
+
+// Annotation is one row in a sentence for the line views, never a Secret's value:
+// "DIFFERS spec.replicas (moved by the cluster): upgrade: yes: resets it to the chart's value (set by kubectl-scale)".
+func Annotation(r *Report, d Row) string {
+	field, _, _, verdict := cells(d)
+	s := string(d.Class) + " " + field
+	switch {
+	case d.Redacted:
+		s += " " + RedactedChange(d)
+	case d.Class == compare.Shadows:
+		_, chart, cluster, _ := cells(d)
+		s += ": " + chart + " " + cluster
+	}
+	if r.Rendered && d.Moved != "" {
+		s += " (moved by " + map[string]string{MovedCluster: "the cluster", MovedChart: "the chart", MovedBoth: "both"}[d.Moved] + ")"
+	}
+	who := "upgrade"
+	if r.Next != nil {
+		who = "next reconcile"
+	}
+	s += ": " + who + ": " + verdict
+	if len(d.Managers) > 0 && !strings.Contains(verdict, "(set by ") {
+		s += " (set by " + strings.Join(d.Managers, ", ") + ")"
+	}
+	return oneLine(s)
+}
+
+// Notes are the report's lines beside its rows, for the line views: the next reconcile, the
+// objects the upgrade fails on, adopts or prunes, those that could not be measured, and how it
+// was rendered.
+func Notes(r *Report) []string {
+	var buf strings.Builder
+	if r.Next != nil {
+		fmt.Fprintf(&buf, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
+	}
+	if r.WillFail > 0 {
+		fmt.Fprintf(&buf, "this upgrade will fail: the API server refuses %d objects (WILL-FAIL below)\n", r.WillFail)
+	}
+	for _, o := range r.Objects {
+		switch {
+		case o.Refused != "":
+			fmt.Fprintf(&buf, "REFUSED  %s: %s\n", o.Object, o.Refused)
+		case o.Adopted:
+			fmt.Fprintf(&buf, "ADOPTED  %s: it exists without this release's ownership metadata; --take-ownership takes it over\n", o.Object)
+		}
+		if o.Refusal != nil {
+			fmt.Fprintf(&buf, "WILL-FAIL  %s: %s\n", o.Object, refusalText(o.Refusal))
+		}
+		if o.Error != "" {
+			fmt.Fprintf(&buf, "COULD NOT MEASURE  %s: %s\n", o.Object, o.Error)
+		}
+	}
+	if r.Engine != "" {
+		fmt.Fprintf(&buf, "note: rendered with %s\n", r.Engine)
+	}
+	if r.Source != "" {
+		fmt.Fprintf(&buf, "note: chart from %s\n", r.Source)
+	}
+	if l := r.Lookup; l != nil {
+		fmt.Fprintf(&buf, "note: %s\n", lookupText(l))
+	}
+	if r.Unstable > 0 {
+		fmt.Fprintf(&buf, "note: %d unstable fields: two renders of the same inputs disagree on them; %s\n", r.Unstable, unstableCounted(r))
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+}
+
+// PruneText names an object the upgrade removes: "ConfigMap apps/legacy (helm.sh/resource-policy: keep: ...)".
+func PruneText(p Prune) string { return p.Object + pruneNote(p) }

@@ -14,6 +14,7 @@ import (
 // sample is a report with one row of each kind the formats print differently.
 func sample() *Report {
 	agree, differ := true, false
+	twelve, eight := 12, 8
 	return &Report{Stamp: NewStamp(time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC), "prod-eu", "https://10.0.0.1:6443"), Release: "web", Namespace: "apps", Revision: 3, Normalize: Auto, Apply: "server-side", Divergences: 6, Compared: 64,
 		Rendered: true, DriftRows: 3, Changes: 3, WillFail: 1,
 		Counts: map[compare.Class]int{compare.Differs: 2, compare.ChartOnly: 1, compare.ClusterOnly: 2, compare.Shadows: 2}, PendingDeletions: 1,
@@ -29,7 +30,7 @@ func sample() *Report {
 					{Class: compare.Shadows, Path: "spec.template.spec.containers[name=web].env[name=TOKEN]", From: "Secret web-creds", Agree: &differ, Redacted: true, Why: "kept", Moved: MovedCluster}}},
 			{Object: "Service apps/web", Normalize: "-", Error: "forbidden: needs list on services in namespace apps", Rows: []Row{}},
 			{Object: "Secret apps/web-creds", Normalize: "offline (dry-run forbidden: no create on secrets)", Compared: 3, Rows: []Row{
-				{Class: compare.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, Resolved: true, Why: "resets it to the chart's value", Moved: MovedChart, RenderDependent: true}}},
+				{Class: compare.Differs, Path: "data.password", Pointer: "/data/password", Redacted: true, ChartBytes: &twelve, ClusterBytes: &eight, Resolved: true, Why: "resets it to the chart's value", Moved: MovedChart, RenderDependent: true}}},
 		},
 		Prune:      []Prune{{Object: "ConfigMap apps/legacy", Live: true}, {Object: "ConfigMap apps/kept", Keep: true, Live: true}},
 		Unmeasured: 1,

@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"github.com/helm-drift/helm-drift/internal/diff/difftest"
+
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +53,7 @@ func TestRefusalOf(t *testing.T) {
 // resolved, the report counts it, and it is drift for either exit-code rule.
 func TestRunWillFail(t *testing.T) {
 	immutable := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "app", field.ErrorList{field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set")})
-	cl := &fakeCluster{objects: objs(t, cmApp), refuse: immutable}
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, cmApp), Refuse: immutable}
 	desired := strings.Replace(cmApp, "mode: fast", "mode: slow", 1)
 	for _, tc := range []struct {
 		mode     string
@@ -96,7 +98,7 @@ spec:
       - name: web
         image: nginx`
 	}
-	cl := &fakeCluster{objects: objs(t, deploy("v1"))}
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, deploy("v1"))}
 	for _, tc := range []struct {
 		gen      string
 		willFail int
@@ -139,7 +141,7 @@ func TestRunWillFailOfflineCustomResource(t *testing.T) {
 		{"past the maximum, left as it was (ratcheting)", widget("20", "fast"), widget("20", "fast", "blue"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cl := &fakeCluster{objects: objs(t, tc.live), schemas: map[string]map[string]any{"Widget": schema}}
+			cl := &difftest.Cluster{Objects: difftest.Objects(t, tc.live), Schemas: map[string]map[string]any{"Widget": schema}}
 			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: tc.desired, Previous: widget("5", "fast"), Rendered: true, Normalize: Offline})
 			if err != nil {
 				t.Fatal(err)

@@ -1,125 +1,16 @@
 package diff
 
 import (
+	"github.com/helm-drift/helm-drift/internal/diff/difftest"
+
 	"bytes"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"github.com/helm-drift/helm-drift/internal/compare"
-	"github.com/helm-drift/helm-drift/internal/live"
 )
-
-// fakeCluster answers a measurement from objects held in memory, and counts its LISTs.
-type fakeCluster struct {
-	objects   []map[string]any
-	forbidden map[string]bool           // kind → LIST refused
-	notServed map[string]bool           // kind → no such kind
-	refuse    error                     // what a dry-run apply answers
-	schemas   map[string]map[string]any // kind → its CRD's openAPIV3Schema
-
-	mu    sync.Mutex
-	lists map[string]int // group/kind/namespace → LISTs
-}
-
-var fakeScopes = map[string]bool{"ConfigMap": true, "Secret": true, "Service": true, "Widget": true, "ClusterRole": false}
-
-func (f *fakeCluster) check(kind string) error {
-	if f.notServed[kind] {
-		return fmt.Errorf("%s: %w", kind, live.ErrNotServed)
-	}
-	if f.forbidden[kind] {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, "", fmt.Errorf("RBAC says no"))
-	}
-	return nil
-}
-
-func (f *fakeCluster) Namespaced(_, _, kind string) (bool, error) {
-	if f.notServed[kind] {
-		return false, live.ErrNotServed
-	}
-	return fakeScopes[kind], nil
-}
-
-func (f *fakeCluster) matching(kind, namespace string) []map[string]any {
-	var out []map[string]any
-	for _, o := range f.objects {
-		md, _ := o["metadata"].(map[string]any)
-		if o["kind"] == kind && (namespace == "" || md["namespace"] == namespace) {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func (f *fakeCluster) List(_ context.Context, _, _, kind, namespace string) ([]live.Meta, error) {
-	if err := f.check(kind); err != nil {
-		return nil, err
-	}
-	var metas []live.Meta
-	for _, o := range f.matching(kind, namespace) {
-		md, _ := o["metadata"].(map[string]any)
-		metas = append(metas, live.Meta{Name: md["name"].(string)})
-	}
-	return metas, nil
-}
-
-func (f *fakeCluster) ListObjects(_ context.Context, group, _, kind, namespace string) ([]map[string]any, error) {
-	f.mu.Lock()
-	if f.lists == nil {
-		f.lists = map[string]int{}
-	}
-	f.lists[group+"/"+kind+"/"+namespace]++
-	f.mu.Unlock()
-	if err := f.check(kind); err != nil {
-		return nil, err
-	}
-	return f.matching(kind, namespace), nil
-}
-
-func (f *fakeCluster) Get(_ context.Context, group, _, kind, namespace, name string) (map[string]any, error) {
-	for _, o := range f.matching(kind, namespace) {
-		if o["metadata"].(map[string]any)["name"] == name {
-			return o, nil
-		}
-	}
-	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
-}
-
-func (f *fakeCluster) Resource(_, _, kind string) (string, error) {
-	return strings.ToLower(kind) + "s", nil
-}
-
-func (f *fakeCluster) CRDSchema(_ context.Context, _, _, kind string) (map[string]any, error) {
-	return f.schemas[kind], nil
-}
-
-// DryRunCreate stores nothing and defaults nothing: the object comes back as given.
-func (f *fakeCluster) DryRunCreate(_ context.Context, obj map[string]any, _ string) (map[string]any, error) {
-	return obj, nil
-}
-
-func (f *fakeCluster) ServerVersion() string { return "v1.34.2" }
-
-// objs decodes a YAML stream into objects, as the cluster would hold them.
-func objs(t *testing.T, stream string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, doc := range strings.Split(stream, "\n---\n") {
-		var m map[string]any
-		if err := sigsyaml.Unmarshal([]byte(doc), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
 
 const (
 	cmApp = `apiVersion: v1
@@ -228,9 +119,9 @@ func TestRun(t *testing.T) {
 		want: []string{"Secret apps/creds DIFFERS data.password"}, divergences: 1, drift: true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cl := &fakeCluster{forbidden: map[string]bool{tc.forbidden: tc.forbidden != ""}, notServed: map[string]bool{tc.notServed: tc.notServed != ""}}
+			cl := &difftest.Cluster{Forbidden: map[string]bool{tc.forbidden: tc.forbidden != ""}, NotServed: map[string]bool{tc.notServed: tc.notServed != ""}}
 			if tc.live != "" {
-				cl.objects = objs(t, tc.live)
+				cl.Objects = difftest.Objects(t, tc.live)
 			}
 			previous := tc.previous
 			if previous == "" {
@@ -247,7 +138,7 @@ func TestRun(t *testing.T) {
 			if rep.Divergences != tc.divergences || rep.Unmeasured != tc.unmeasured || rep.Drift() != tc.drift {
 				t.Errorf("divergences %d, unmeasured %d, drift %v; want %d, %d, %v", rep.Divergences, rep.Unmeasured, rep.Drift(), tc.divergences, tc.unmeasured, tc.drift)
 			}
-			for k, n := range cl.lists {
+			for k, n := range cl.Lists {
 				if n != 1 {
 					t.Errorf("%d LISTs of %s: want one per kind and namespace", n, k)
 				}
@@ -269,7 +160,7 @@ func TestRun(t *testing.T) {
 
 // TestRunClasses counts by class what the rows say.
 func TestRunClasses(t *testing.T) {
-	cl := &fakeCluster{objects: objs(t, strings.Replace(cmApp, "mode: fast", "mode: slow", 1)+"\n  extra: x")}
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Replace(cmApp, "mode: fast", "mode: slow", 1)+"\n  extra: x")}
 	rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: cmApp, Previous: cmApp, Normalize: Offline})
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +189,7 @@ func TestRunWhoMoved(t *testing.T) {
 		{name: "a deleted object: the cluster's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp + "\n---\n" + cmOther, live: cmApp, want: MovedCluster, drift: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cl := &fakeCluster{objects: objs(t, tc.live)}
+			cl := &difftest.Cluster{Objects: difftest.Objects(t, tc.live)}
 			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: tc.desired, Previous: tc.previous,
 				Rendered: true, SameInputs: tc.sameInputs, Normalize: Offline})
 			if err != nil {
@@ -322,13 +213,6 @@ func TestRunWhoMoved(t *testing.T) {
 			}
 		})
 	}
-}
-
-func (f *fakeCluster) DryRunApply(_ context.Context, obj map[string]any) (map[string]any, error) {
-	if f.refuse != nil {
-		return nil, f.refuse
-	}
-	return obj, nil
 }
 
 // TestRunCRDs: the chart's crds/ CRDs are measured beside the release, with what each way of
@@ -355,9 +239,9 @@ spec:
 		{CRDsSkip, "", "no: not created (crds policy Skip)|cluster", 1},
 		{CRDsUntouched, edited, "no: left as it is: the next reconcile neither installs nor upgrades (crds/ are applied only then)|cluster", 1},
 	} {
-		cl := &fakeCluster{objects: objs(t, cmApp)}
+		cl := &difftest.Cluster{Objects: difftest.Objects(t, cmApp)}
 		if tc.live != "" {
-			cl.objects = append(cl.objects, objs(t, tc.live)...)
+			cl.Objects = append(cl.Objects, difftest.Objects(t, tc.live)...)
 		}
 		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: tc.revision, Desired: cmApp, Previous: cmApp,
 			CRDs: crd, CRDPolicy: tc.policy, Rendered: true, Normalize: Offline})

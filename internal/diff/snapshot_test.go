@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"github.com/helm-drift/helm-drift/internal/diff/difftest"
+
 	"context"
 	"fmt"
 	"reflect"
@@ -23,9 +25,9 @@ func TestSnapshot(t *testing.T) {
 		desired = append(desired, cm+"\n---\n"+fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: creds-%d, namespace: apps}\ndata: {password: %s}", i, "Y2hhcnQ="))
 	}
 	live = append(live, "apiVersion: v1\nkind: Secret\nmetadata: {name: creds-3, namespace: apps}\ndata: {password: bGl2ZQ==}")
-	cl := &fakeCluster{objects: objs(t, strings.Join(live, "\n---\n"))}
-	before := make([]map[string]any, len(cl.objects))
-	for i, o := range cl.objects {
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Join(live, "\n---\n"))}
+	before := make([]map[string]any, len(cl.Objects))
+	for i, o := range cl.Objects {
 		before[i] = runtime.DeepCopyJSON(o)
 	}
 	input := func(i int) Input {
@@ -40,7 +42,7 @@ func TestSnapshot(t *testing.T) {
 		}
 		alone[i] = rowsOf(rep)
 	}
-	cl.lists = nil
+	cl.Lists = nil
 	snap := NewSnapshot(cl)
 	shared := make([][]string, releases)
 	var wg sync.WaitGroup
@@ -60,10 +62,10 @@ func TestSnapshot(t *testing.T) {
 			t.Errorf("release r-%d with the snapshot:\n%s\nalone:\n%s", i, strings.Join(shared[i], "\n"), strings.Join(alone[i], "\n"))
 		}
 	}
-	if len(cl.lists) != 2 || cl.lists["/ConfigMap/apps"] != 1 || cl.lists["/Secret/apps"] != 1 {
-		t.Errorf("LISTs %v: want one per kind for the run", cl.lists)
+	if len(cl.Lists) != 2 || cl.Lists["/ConfigMap/apps"] != 1 || cl.Lists["/Secret/apps"] != 1 {
+		t.Errorf("LISTs %v: want one per kind for the run", cl.Lists)
 	}
-	if !reflect.DeepEqual(cl.objects, before) {
+	if !reflect.DeepEqual(cl.Objects, before) {
 		t.Errorf("a measurement changed the objects the snapshot shares")
 	}
 }

@@ -1,0 +1,190 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+)
+
+// Platform is a code host whose pull-request comments WriteComment writes.
+type Platform struct {
+	// Name is the output format's name: "github", "gitlab".
+	Name string
+	// Limit is the most characters a comment may hold.
+	Limit int
+}
+
+// The platforms of -o github and -o gitlab, with their comment limits.
+// xref: GitHub's REST API refuses an issue comment body over 65,536 characters; GitLab's notes
+// API one over 1,000,000.
+var (
+	GitHub = Platform{Name: "github", Limit: 65536}
+	GitLab = Platform{Name: "gitlab", Limit: 1000000}
+)
+
+// commentReserve is kept free of the limit for the truncation note.
+const commentReserve = 600
+
+// WriteComment prints reports as one pull-request comment in GitHub-flavoured Markdown (which
+// GitLab renders too): a summary line per release or HelmRelease, then a collapsible section
+// per object with its unified diff. It stays within p's limit: what does not fit is left out
+// at a line's end, and a note says how much and how to see all of it.
+func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, p Platform, context int) error {
+	c := &comment{limit: p.Limit - commentReserve}
+	c.add("### helm-drift\n\n")
+	for _, row := range rows {
+		c.add(releaseLine(row) + "\n")
+	}
+	c.add("\n")
+	for _, row := range rows {
+		if row.Report == nil {
+			continue
+		}
+		r := row.Report
+		if err := c.report(r, context); err != nil {
+			return err
+		}
+	}
+	if c.left > 0 {
+		c.text.WriteString(fmt.Sprintf("\n> **Truncated:** %d of %d diff lines are not shown, to stay within %s's comment limit (%d characters). "+
+			"Run `helm drift diff ... -o diff` for the whole report.\n", c.left, c.lines, p.Name, p.Limit))
+	}
+	if f := diff.Footer(clusters); f != "" {
+		c.text.WriteString("\n<sub>" + htmlText(f) + "</sub>\n")
+	}
+	_, err := io.WriteString(w, c.text.String())
+	return err
+}
+
+// comment is a comment being written within a size.
+type comment struct {
+	text  strings.Builder
+	limit int
+	// full: something did not fit; everything after it is counted, not written.
+	full        bool
+	lines, left int
+}
+
+// add writes s if it fits, and reports whether it did.
+func (c *comment) add(s string) bool {
+	if c.full || c.text.Len()+len(s) > c.limit {
+		c.full = true
+		return false
+	}
+	c.text.WriteString(s)
+	return true
+}
+
+// releaseLine is a release's summary line: "- **apps/web** revision 3: 2 divergences (DIFFERS 1, CLUSTER-ONLY 1)".
+func releaseLine(row diff.SummaryRow) string {
+	name := row.Namespace + "/" + row.Release
+	if row.HelmRelease != "" {
+		name = "HelmRelease " + row.HelmRelease + " (release " + name + ")"
+	}
+	if row.Context != "" {
+		name = row.Context + ": " + name
+	}
+	line := "- **" + md(name) + "**"
+	switch {
+	case row.Error != "":
+		return line + ": could not measure: " + md(oneLine(row.Error))
+	case row.Report != nil:
+		line += ": " + md(row.Report.Summary())
+	default:
+		line += fmt.Sprintf(": %d divergences across %d compared fields", row.Divergences, row.Compared)
+	}
+	if row.Next != "" {
+		line += "; next reconcile: " + md(row.Next)
+	}
+	return line
+}
+
+// report writes one release's objects, each in a collapsible section.
+func (c *comment) report(r *diff.Report, context int) error {
+	for _, o := range r.Objects {
+		if len(o.Rows) == 0 {
+			continue
+		}
+		d, err := objectDiff(r, o, context)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Object, err)
+		}
+		c.section(r.Namespace+"/"+r.Release+": "+d.title, d)
+	}
+	for _, p := range r.Prune {
+		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
+		if p.View != nil && !p.Keep {
+			var err error
+			if d, err = sides(d.title, p.View, context); err != nil {
+				return err
+			}
+		}
+		c.section(r.Namespace+"/"+r.Release+": "+d.title, d)
+	}
+	var notes []string
+	for _, n := range diff.Notes(r) {
+		notes = append(notes, "- "+md(n))
+	}
+	if len(notes) > 0 {
+		c.add(strings.Join(notes, "\n") + "\n\n")
+	}
+	return nil
+}
+
+// section writes one object's diff as <details>; a diff too long for what is left is cut at
+// a line's end, its fence and section closed.
+func (c *comment) section(summary string, d *unified) {
+	body := strings.Split(strings.TrimSuffix(d.Text(), "\n"), "\n")
+	c.lines += len(body)
+	fence := fenceFor(body)
+	open := "<details><summary>" + htmlText(summary) + "</summary>\n\n" + fence + "diff\n"
+	closing := fence + "\n\n</details>\n\n"
+	if c.full || c.text.Len()+len(open)+len(closing) > c.limit {
+		c.full = true
+		c.left += len(body)
+		return
+	}
+	c.text.WriteString(open)
+	room := c.limit - c.text.Len() - len(closing)
+	for i, l := range body {
+		if len(l)+1 > room {
+			c.full = true
+			c.left += len(body) - i
+			break
+		}
+		c.text.WriteString(l + "\n")
+		room -= len(l) + 1
+	}
+	c.text.WriteString(closing)
+}
+
+// fenceFor is a code fence longer than any run of backticks in lines, so that no line of the
+// diff can close it.
+func fenceFor(lines []string) string {
+	longest := 0
+	for _, l := range lines {
+		run := 0
+		for _, r := range l {
+			if r == '`' {
+				run++
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// md escapes the characters Markdown would read as markup in a line of text.
+func md(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "|", `\|`, "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
+	return r.Replace(s)
+}
+
+// htmlText escapes text for an HTML element's content (quotes need no escaping there).
+func htmlText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}

@@ -1,0 +1,378 @@
+// Package view prints diff reports the way people read a change: a unified diff of each object
+// (-o diff), a pull-request comment (-o github, -o gitlab), and two directory trees for an
+// external diff program (HELM_DRIFT_EXTERNAL_DIFF). Every view is built from the objects' two
+// sides as the report compared them (compare.View): it shows the report's rows and nothing
+// else, and a Secret's values only by their sizes.
+package view
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/diff"
+)
+
+// Options shape the unified diff.
+type Options struct {
+	// Context is the number of unchanged lines around each change; below zero, the whole
+	// object.
+	Context int
+	// Colour writes ANSI colours: removed lines red, added green, hunk headers cyan, the
+	// annotations yellow.
+	Colour bool
+}
+
+// ANSI colours of the unified diff.
+const (
+	red, green, cyan, yellow, bold, reset = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
+)
+
+// WriteDiff prints each report as a unified diff per object that has rows: the live side as
+// "---", the chart's as "+++" (what the upgrade, or helm-controller's correction, would make of
+// it), each hunk led by the verdicts of the rows it shows; then the report's notes, its
+// summary line and when and against what it was measured.
+func WriteDiff(w io.Writer, reps []*diff.Report, opt Options) error {
+	for i, r := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := writeReport(w, r, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteSummaryDiff prints a run over many releases as one diff block per release (the rows
+// keep their reports when the run kept views), then the run's footer.
+func WriteSummaryDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) error {
+	first := true
+	for _, row := range rows {
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		if row.Report == nil {
+			name := row.Namespace + "/" + row.Release
+			if row.HelmRelease != "" {
+				name = "HelmRelease " + row.HelmRelease
+			}
+			fmt.Fprintln(w, paint(opt, yellow, "# "+prefix(row.Context)+name+": could not measure: "+oneLine(row.Error)))
+			continue
+		}
+		r := *row.Report
+		r.Stamp = diff.Stamp{} // the run's footer says it once
+		if err := writeReport(w, &r, opt); err != nil {
+			return err
+		}
+	}
+	for _, c := range clusters {
+		if c.Error != "" {
+			fmt.Fprintln(w, paint(opt, yellow, "# context "+c.Context+": could not measure the cluster: "+oneLine(c.Error)))
+		}
+	}
+	if f := diff.Footer(clusters); f != "" {
+		fmt.Fprintln(w, f)
+	}
+	return nil
+}
+
+func prefix(context string) string {
+	if context == "" {
+		return ""
+	}
+	return context + ": "
+}
+
+func writeReport(w io.Writer, r *diff.Report, opt Options) error {
+	for _, o := range r.Objects {
+		if len(o.Rows) == 0 {
+			continue
+		}
+		d, err := objectDiff(r, o, opt.Context)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Object, err)
+		}
+		d.write(w, opt)
+	}
+	for _, p := range r.Prune {
+		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
+		if p.View != nil && !p.Keep {
+			var err error
+			if d, err = sides(d.title, p.View, opt.Context); err != nil {
+				return fmt.Errorf("%s: %w", p.Object, err)
+			}
+		}
+		d.write(w, opt)
+	}
+	for _, n := range diff.Notes(r) {
+		fmt.Fprintln(w, paint(opt, yellow, "# "+n))
+	}
+	fmt.Fprintln(w, r.Summary())
+	if f := r.Stamp.Footer(); f != "" {
+		fmt.Fprintln(w, f)
+	}
+	return nil
+}
+
+// unified is one object's diff: its title, the rows placed in no hunk, and the hunks.
+type unified struct {
+	title       string
+	notes       []string
+	live, chart string // the two sides' names in the "---" and "+++" lines
+	hunks       []hunk
+	ranges      [][4]int // each hunk's live lines [0,1) and chart lines [2,3), 0-based
+}
+
+type hunk struct {
+	header string   // "@@ -3,7 +3,8 @@"
+	notes  []string // the rows it shows
+	lines  []string // " ", "-" or "+" and the line
+}
+
+// Text is the unified diff of one object as plain text, for the pull-request comment and the
+// tests.
+func (d *unified) Text() string {
+	var b strings.Builder
+	d.write(&b, Options{})
+	return b.String()
+}
+
+func (d *unified) write(w io.Writer, opt Options) {
+	fmt.Fprintln(w, paint(opt, bold, "# "+d.title))
+	for _, n := range d.notes {
+		fmt.Fprintln(w, paint(opt, yellow, "# "+n))
+	}
+	if len(d.hunks) == 0 {
+		return
+	}
+	fmt.Fprintln(w, paint(opt, bold, "--- "+d.live))
+	fmt.Fprintln(w, paint(opt, bold, "+++ "+d.chart))
+	for _, h := range d.hunks {
+		for _, n := range h.notes {
+			fmt.Fprintln(w, paint(opt, yellow, "# "+n))
+		}
+		fmt.Fprintln(w, paint(opt, cyan, h.header))
+		for _, l := range h.lines {
+			switch l[0] {
+			case '-':
+				l = paint(opt, red, l)
+			case '+':
+				l = paint(opt, green, l)
+			}
+			fmt.Fprintln(w, l)
+		}
+	}
+}
+
+func paint(opt Options, colour, s string) string {
+	if !opt.Colour {
+		return s
+	}
+	return colour + s + reset
+}
+
+// objectDiff is the diff of one measured object, each row's verdict placed at the hunk that
+// shows its field.
+func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
+	title := o.Object + ": " + classes(o.Rows)
+	if o.Normalize != "" && o.Normalize != "-" {
+		title += " (normalize " + o.Normalize + ")"
+	}
+	if o.View == nil {
+		d := &unified{title: title}
+		for _, row := range o.Rows {
+			d.notes = append(d.notes, diff.Annotation(r, row))
+		}
+		return d, nil
+	}
+	d, err := sides(title, o.View, context)
+	if err != nil {
+		return nil, err
+	}
+	liveLines, chartLines := d.lineIndex(o.View)
+	for _, row := range o.Rows {
+		text := diff.Annotation(r, row)
+		at, ok := -1, false
+		if ptr, has := o.View.LiveAt[row.Path]; has {
+			at, ok = liveLines(ptr), true
+		}
+		h := -1
+		if ok && at >= 0 {
+			h = d.hunkAt(at, true)
+		}
+		if h < 0 {
+			if ptr, has := o.View.ChartAt[row.Path]; has {
+				if at := chartLines(ptr); at >= 0 {
+					h = d.hunkAt(at, false)
+				}
+			}
+		}
+		if h < 0 {
+			d.notes = append(d.notes, text)
+			continue
+		}
+		d.hunks[h].notes = append(d.hunks[h].notes, text)
+	}
+	return d, nil
+}
+
+// classes counts an object's rows by class: "DIFFERS 1, CLUSTER-ONLY 2".
+func classes(rows []diff.Row) string {
+	n := map[compare.Class]int{}
+	for _, r := range rows {
+		n[r.Class]++
+	}
+	var parts []string
+	for _, c := range []compare.Class{compare.Differs, compare.ChartOnly, compare.ClusterOnly, compare.Shadows} {
+		if n[c] > 0 {
+			parts = append(parts, string(c)+" "+strconv.Itoa(n[c]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sides diffs a view's two sides as YAML.
+func sides(title string, v *compare.View, context int) (*unified, error) {
+	live, err := yamlLines(v.Live)
+	if err != nil {
+		return nil, err
+	}
+	chart, err := yamlLines(v.Chart)
+	if err != nil {
+		return nil, err
+	}
+	d := &unified{title: title, live: "live", chart: "chart"}
+	if v.Live == nil {
+		d.live = "/dev/null"
+	}
+	if v.Chart == nil {
+		d.chart = "/dev/null"
+	}
+	n := context
+	if n < 0 {
+		n = max(len(live), len(chart))
+	}
+	m := difflib.NewMatcherWithJunk(live, chart, false, nil)
+	for _, group := range m.GetGroupedOpCodes(n) {
+		first, last := group[0], group[len(group)-1]
+		h := hunk{header: "@@ -" + unifiedRange(first.I1, last.I2) + " +" + unifiedRange(first.J1, last.J2) + " @@"}
+		for _, c := range group {
+			if c.Tag == 'e' {
+				for _, l := range live[c.I1:c.I2] {
+					h.lines = append(h.lines, " "+l)
+				}
+				continue
+			}
+			if c.Tag == 'r' || c.Tag == 'd' {
+				for _, l := range live[c.I1:c.I2] {
+					h.lines = append(h.lines, "-"+l)
+				}
+			}
+			if c.Tag == 'r' || c.Tag == 'i' {
+				for _, l := range chart[c.J1:c.J2] {
+					h.lines = append(h.lines, "+"+l)
+				}
+			}
+		}
+		d.hunks = append(d.hunks, h)
+		d.ranges = append(d.ranges, [4]int{first.I1, last.I2, first.J1, last.J2})
+	}
+	return d, nil
+}
+
+// unifiedRange is a hunk range as diff -u writes it: "3,7", "3" for one line, "2,0" for none.
+func unifiedRange(start, stop int) string {
+	beginning, length := start+1, stop-start
+	switch length {
+	case 1:
+		return strconv.Itoa(beginning)
+	case 0:
+		beginning--
+	}
+	return strconv.Itoa(beginning) + "," + strconv.Itoa(length)
+}
+
+// yamlLines is an object as YAML (keys sorted, as kubectl prints it), line by line; none for
+// a nil object.
+func yamlLines(obj map[string]any) ([]string, error) {
+	if obj == nil {
+		return nil, nil
+	}
+	b, err := sigsyaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
+}
+
+// lineIndex returns, for each side, the function that finds the (0-based) line at which the
+// field a pointer names begins in that side's YAML (-1 when it is not there).
+func (d *unified) lineIndex(v *compare.View) (live, chart func(string) int) {
+	return pointerLines(v.Live), pointerLines(v.Chart)
+}
+
+func pointerLines(obj map[string]any) func(string) int {
+	var root yaml.Node
+	if obj != nil {
+		if b, err := sigsyaml.Marshal(obj); err == nil {
+			yaml.Unmarshal(b, &root)
+		}
+	}
+	return func(ptr string) int {
+		n := &root
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			n = n.Content[0]
+		}
+		line := -1
+		for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			switch n.Kind {
+			case yaml.MappingNode:
+				found := false
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == seg {
+						line, n, found = n.Content[i].Line-1, n.Content[i+1], true
+						break
+					}
+				}
+				if !found {
+					return -1
+				}
+			case yaml.SequenceNode:
+				i, err := strconv.Atoi(seg)
+				if err != nil || i < 0 || i >= len(n.Content) {
+					return -1
+				}
+				n = n.Content[i]
+				line = n.Line - 1
+			default:
+				return -1
+			}
+		}
+		return line
+	}
+}
+
+// hunkAt returns the hunk showing line at of the live side (live) or the chart's, -1 for none.
+func (d *unified) hunkAt(at int, live bool) int {
+	for i, r := range d.ranges {
+		lo, hi := r[2], r[3]
+		if live {
+			lo, hi = r[0], r[1]
+		}
+		if at >= lo && at < hi {
+			return i
+		}
+	}
+	return -1
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
