@@ -138,9 +138,9 @@ data:
   old: "yes"`
 
 	chartPassword, livePassword, liveToken = "chart-pass-1", "hunter2-from-the-cluster", "tok-9f8e7d"
-	chartPasswordB64 = base64.StdEncoding.EncodeToString([]byte(chartPassword))
-	livePasswordB64  = base64.StdEncoding.EncodeToString([]byte(livePassword))
-	liveTokenB64     = base64.StdEncoding.EncodeToString([]byte(liveToken))
+	chartPasswordB64                       = base64.StdEncoding.EncodeToString([]byte(chartPassword))
+	livePasswordB64                        = base64.StdEncoding.EncodeToString([]byte(livePassword))
+	liveTokenB64                           = base64.StdEncoding.EncodeToString([]byte(liveToken))
 )
 
 // matrix measures the mutation matrix as an upgrade from a revision that also had the legacy

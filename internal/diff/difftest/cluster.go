@@ -121,7 +121,6 @@ func Objects(t testing.TB, stream string) []map[string]any {
 	return out
 }
 
-
 func (f *Cluster) DryRunApply(_ context.Context, obj map[string]any) (map[string]any, error) {
 	if f.Refuse != nil {
 		return nil, f.Refuse
