@@ -2,7 +2,7 @@
 # Builds the real tools the tests and benchmarks use, from the Go module proxy only, into a cache
 # outside the repository keyed by version. Reuses what is already built. Prints the bin directory.
 #
-#   scripts/tools.sh            build helm v3, helm v4, kustomize and helm-diff (if missing); print the bin dir
+#   scripts/tools.sh            build helm v3, helm v4, kustomize, helm-diff and dyff (if missing); print the bin dir
 #   scripts/tools.sh helm3      build one of them
 set -euo pipefail
 
@@ -10,6 +10,7 @@ HELM3_VERSION=${HELM3_VERSION:-v3.22.0}
 HELM4_VERSION=${HELM4_VERSION:-v4.3.1}
 KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1}
 HELM_DIFF_VERSION=v3.13.2 # pinned by scripts/tools/helm-diff/go.mod
+DYFF_VERSION=${DYFF_VERSION:-v1.12.0}  # the external diff program of the -o diff tests (HELM_DRIFT_EXTERNAL_DIFF)
 
 cache=${HELM_DRIFT_CACHE:-$HOME/.cache/helm-drift}
 bin=$cache/bin
@@ -49,12 +50,13 @@ case $want in
   all|helm4) build helm4 "$HELM4_VERSION" helm.sh/helm/v4/cmd/helm ;;&
   all|kustomize) build kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 ;;&
   all|helm-diff) build_wrapped helm-diff "$HELM_DIFF_VERSION" tools/helm-diff github.com/databus23/helm-diff/v3 ;;&
-  all|helm3|helm4|kustomize|helm-diff) ;;
-  *) echo "tools.sh: unknown tool $want (want helm3, helm4, kustomize, helm-diff or nothing for all)" >&2; exit 1 ;;
+  all|dyff) build dyff "$DYFF_VERSION" github.com/homeport/dyff/cmd/dyff ;;&
+  all|helm3|helm4|kustomize|helm-diff|dyff) ;;
+  *) echo "tools.sh: unknown tool $want (want helm3, helm4, kustomize, helm-diff, dyff or nothing for all)" >&2; exit 1 ;;
 esac
 
 # Stable names for the versions this script pins, for whichever of them are built.
-for link in "helm3:helm3-$HELM3_VERSION" "helm4:helm4-$HELM4_VERSION" "kustomize:kustomize-$KUSTOMIZE_VERSION" "helm-diff:helm-diff-$HELM_DIFF_VERSION"; do
+for link in "helm3:helm3-$HELM3_VERSION" "helm4:helm4-$HELM4_VERSION" "kustomize:kustomize-$KUSTOMIZE_VERSION" "helm-diff:helm-diff-$HELM_DIFF_VERSION" "dyff:dyff-$DYFF_VERSION"; do
   if [ -x "$bin/${link#*:}" ]; then ln -sfn "${link#*:}" "$bin/${link%%:*}"; fi
 done
 echo "$bin"
