@@ -1,6 +1,13 @@
 package e2e
 
 import (
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/helm-drift/helm-drift/internal/view"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -142,6 +149,41 @@ func corpusOne(t *testing.T, dir string, c testenv.CorpusChart, helmName string,
 			t.Errorf("%s: after editing label %s of %s %s, diff release --normalize %s found %v, want one row ...%s\n%s", helmName, key, gvk.Kind, obj.GetName(), mode, found, want, out)
 		}
 		table.set(row, "mutation", fmt.Sprintf("%d DIFFERS", len(found)))
+	}
+	corpusViews(t, helmName, c.Release, ns, key)
+}
+
+// corpusViews checks the line views of a corpus release whose label key was edited: -o diff
+// has the one hunk, led by its verdict; -o github is GitHub-flavoured Markdown (parsed with
+// goldmark) with one collapsible diff block holding that hunk, within GitHub's comment limit.
+func corpusViews(t *testing.T, helmName, release, ns, key string) {
+	t.Helper()
+	args := []string{"diff", "release", release, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--normalize", "offline"}
+	out, errOut, code := helmDrift("", append(args, "-o", "diff")...)
+	if code != 2 || strings.Count(out, "\n@@ ") != 1 || !strings.Contains(out, "# DIFFERS metadata.labels."+key) ||
+		!strings.Contains(out, ": edited-out-of-band\n") {
+		t.Errorf("%s: -o diff: exit %d, want 2 and one hunk for label %s:\n%s%s", helmName, code, key, out, errOut)
+	}
+	out, errOut, code = helmDrift("", append(args, "-o", "github")...)
+	if code != 2 || len(out) > view.GitHub.Limit {
+		t.Errorf("%s: -o github: exit %d, %d characters (limit %d)\n%s", helmName, code, len(out), view.GitHub.Limit, errOut)
+	}
+	src := []byte(out)
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))
+	var blocks []string
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if b, ok := n.(*ast.FencedCodeBlock); ok && entering && string(b.Language(src)) == "diff" {
+			var s strings.Builder
+			for i := 0; i < b.Lines().Len(); i++ {
+				seg := b.Lines().At(i)
+				s.Write(seg.Value(src))
+			}
+			blocks = append(blocks, s.String())
+		}
+		return ast.WalkContinue, nil
+	})
+	if len(blocks) != 1 || !strings.Contains(blocks[0], "+    "+key+": ") || strings.Count(out, "<details>") != 1 || strings.Count(out, "</details>") != 1 {
+		t.Errorf("%s: -o github: %d diff blocks, want one with the label's hunk in one <details>:\n%s", helmName, len(blocks), out)
 	}
 }
 
