@@ -137,16 +137,22 @@ API-server defaults are not drift (--normalize):
   auto     server where the dry-run is permitted, offline per kind on a 403 (default)
 Labels and annotations Helm, Flux and kubectl add are not drift. Ignore rules in Flux's syntax
 leave fields out: --ignore, --ignore-file, and, for a release a Flux HelmRelease manages, its
-own spec.driftDetection.ignore. A Secret's values are never printed, nor their length: its
-rows say only that they differ.
+own spec.driftDetection.ignore. A Secret's values are never printed: a key that differs, or
+that one side lacks, is named with the sizes of its values, "(redacted, 15 bytes -> 6 bytes)".
 
 The cluster is read with one LIST per kind and namespace (plus discovery, the envFrom sources
 and, with --normalize server, one dry-run per object); --stats prints the count.
 
-Output (-o): table (colour on a terminal unless NO_COLOR is set), json and yaml (schema in the
-README), markdown, counts (numbers only: no field, key or value, for public CI logs); for "diff
-upgrade" and "diff helmrelease NAME", manifest: the rendered manifest itself, compared with
-nothing (a Secret's data and stringData values printed as "(redacted)"), exit 0.
+Output (-o): table (coloured on a terminal, --color), json and yaml (schema in the README),
+markdown, counts (numbers only: no field, key or value, for public CI logs); diff: a unified
+diff per object, "---" the live side and "+++" the chart's, both normalised as compared, each
+hunk led by its rows' verdicts (-C lines of context, -1 the whole object; coloured on a
+terminal); with HELM_DRIFT_EXTERNAL_DIFF set (as KUBECTL_EXTERNAL_DIFF), -o diff writes the two
+sides as directory trees (live/, chart/) and runs that program on them instead, and exits with
+its code; github, gitlab: a pull-request comment (a summary line per release, a collapsible
+diff per object) within the platform's size limit; for "diff upgrade" and "diff helmrelease
+NAME", manifest: the rendered manifest itself, compared with nothing (a Secret's data and
+stringData values printed as "(redacted)"), exit 0.
 
 An object it cannot read (its kind forbidden or failing, its dry-run refused) fails that
 object, not the run: the report shows the others and lists it under COULD NOT MEASURE.
