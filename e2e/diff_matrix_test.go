@@ -281,7 +281,7 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 		"-f", values, "--set-file", "password="+password, "--post-renderer", renderer, "--post-renderer-args", "from-post-renderer")
 	for _, want := range [][]string{
 		{"Deployment.apps " + ns + "/web", "DIFFERS", "spec.replicas", "5", "2", "yes"},
-		{"Secret " + ns + "/web-creds", "DIFFERS", "data.password", "(secret)"},
+		{"Secret " + ns + "/web-creds", "DIFFERS", "data.password", "(redacted, "},
 		{"ConfigMap " + ns + "/from-post-renderer", "CHART-ONLY", "(whole object)", "yes: created"},
 	} {
 		if !hasRow(out, want...) {
@@ -304,11 +304,11 @@ func TestDiffUpgradeFlagsAndAll(t *testing.T) {
 	// With --lookup=false the password is random on every render: unstable, not counted unless
 	// --count-unstable.
 	out, _, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--lookup=false")
-	if code != 0 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(secret)") {
+	if code != 0 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(redacted, ") {
 		t.Errorf("diff upgrade --lookup=false: exit %d, want 0 with the password unstable\n%s", code, out)
 	}
 	out, _, code = diffBinary(t, "upgrade", "gen", lookupChart, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--lookup=false", "--count-unstable")
-	if code != 2 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(secret)") {
+	if code != 2 || !hasRow(out, "Secret "+ns+"/gen-generated", "DIFFERS", "data.password (unstable)", "(redacted, ") {
 		t.Errorf("diff upgrade --lookup=false --count-unstable: exit %d, want 2\n%s", code, out)
 	}
 	before, err := cluster.Kube.CoreV1().Secrets(ns).Get(ctx, "gen-generated", metav1.GetOptions{})

@@ -84,7 +84,7 @@ func TestDiffRelease(t *testing.T) {
 		{"DIFFERS", "spec.replicas", "2", "3"},
 		{"CLUSTER-ONLY", "containers[name=web].env[name=EXTRA]", "EXTRA"},
 		{"DIFFERS", "containers[name=web].image", "nginx:1.27", "nginx:1.28"},
-		{"DIFFERS", "data.password", "(secret)"},
+		{"DIFFERS", "data.password", "(redacted, "},
 		{"6 divergences across"}, // each env entry added is one row
 	} {
 		if !hasRow(out, want...) {

@@ -55,7 +55,7 @@ func TestDiffUpgradeUnstable(t *testing.T) {
 	}
 	for _, o := range []string{out, table} {
 		for _, line := range strings.Split(o, "\n") {
-			if strings.Contains(line, "password") && !strings.Contains(line, "(secret)") && strings.Contains(line, "DIFFERS") {
+			if strings.Contains(line, "password") && !strings.Contains(line, "(redacted, ") && strings.Contains(line, "DIFFERS") {
 				t.Errorf("a password row without redaction: %s", line)
 			}
 		}
