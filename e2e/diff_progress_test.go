@@ -1,16 +1,10 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/creack/pty"
 )
 
 // TestDiffProgress: diff release --all draws its progress line (releases measured of the
@@ -31,34 +25,9 @@ func TestDiffProgress(t *testing.T) {
 		}
 	}
 	const line = "releases measured"
-	// onTerminal runs helm-drift with stderr on a pseudo-terminal and returns what it drew there.
 	onTerminal := func(t *testing.T, env []string, extra ...string) (stdout, terminal string, code int) {
 		t.Helper()
-		ptmx, tty, err := pty.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ptmx.Close()
-		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append(args, extra...)...)
-		var out strings.Builder
-		cmd.Env, cmd.Stdout, cmd.Stderr = append(env, "TERM=xterm"), &out, tty
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		tty.Close()
-		drawn := make(chan string)
-		go func() {
-			b, _ := io.ReadAll(ptmx) // ends with EIO once the child has gone
-			drawn <- string(b)
-		}()
-		err = cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), <-drawn, code
+		return onTerminal(t, env, false, append(args, extra...)...)
 	}
 	out, drawn, code := onTerminal(t, env)
 	t.Logf("drawn on the terminal: %q", drawn)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/creack/pty"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -99,27 +97,8 @@ func TestDiffView(t *testing.T) {
 	}
 	onTerminal := func(t *testing.T, env []string, extra ...string) string {
 		t.Helper()
-		ptmx, tty, err := pty.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ptmx.Close()
-		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append(args, extra...)...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = append(env, "TERM=xterm"), tty, io.Discard
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		tty.Close()
-		drawn := make(chan string)
-		go func() {
-			b, _ := io.ReadAll(ptmx)
-			drawn <- string(b)
-		}()
-		var ee *exec.ExitError
-		if err := cmd.Wait(); err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return <-drawn
+		_, drawn, _ := onTerminal(t, env, true, append(args, extra...)...)
+		return drawn
 	}
 	const red, green = "\x1b[31m-  replicas: 5\x1b[0m", "\x1b[32m+  replicas: 2\x1b[0m"
 	if s := onTerminal(t, env); !strings.Contains(s, red) || !strings.Contains(s, green) {

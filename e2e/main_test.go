@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
@@ -183,6 +186,41 @@ func helmDrift(stdin string, args ...string) (string, string, int) {
 		}
 	}
 	return stdout.String(), stderr.String(), code
+}
+
+// onTerminal runs helm-drift with args and env, its stdout (stdoutTTY) or its stderr on a
+// pseudo-terminal, and returns what it wrote to the other stream, what it drew on the
+// terminal, and its exit code.
+func onTerminal(t *testing.T, env []string, stdoutTTY bool, args ...string) (piped, drawn string, code int) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), args...)
+	var other strings.Builder
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(env, "TERM=xterm"), &other, tty
+	if stdoutTTY {
+		cmd.Stdout, cmd.Stderr = tty, &other
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(ptmx) // ends with EIO once the child has gone
+		out <- string(b)
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return other.String(), <-out, code
 }
 
 // renderBinary runs `helm-drift render` and fails the test unless it fails exactly when wantErr.
