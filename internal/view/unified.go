@@ -67,6 +67,9 @@ func WriteSummaryDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.Clust
 			fmt.Fprintln(w, paint(opt, yellow, "# "+prefix(row.Context)+name+": could not measure: "+oneLine(row.Error)))
 			continue
 		}
+		if len(clusters) > 1 {
+			fmt.Fprintln(w, paint(opt, bold, "# context "+row.Context))
+		}
 		r := *row.Report
 		r.Stamp = diff.Stamp{} // the run's footer says it once
 		if err := writeReport(w, &r, opt); err != nil {

@@ -424,3 +424,32 @@ func TestCommentMarkdown(t *testing.T) {
 		t.Errorf("with a fence in a value: %d code blocks, want %d", len(codes), len(blocks))
 	}
 }
+
+// TestWriteSummaryDiff: a run over many releases and clusters is one block per release, each
+// under its context, a row that could not be measured and a cluster that could not be reached
+// one line each, and the run's footer once at the end.
+func TestWriteSummaryDiff(t *testing.T) {
+	rep := matrix(t)
+	first := row(rep)
+	first.Context = "first"
+	failed := diff.SummaryRow{Release: "api", Namespace: "apps", Context: "first", Error: "release storage: connection refused"}
+	at := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	clusters := []diff.ClusterRun{{Stamp: diff.NewStamp(at, "first", "https://a")}, {Stamp: diff.NewStamp(at, "second", "https://b"), Error: "cluster https://b unreachable"}}
+	var b bytes.Buffer
+	if err := WriteSummaryDiff(&b, []diff.SummaryRow{first, failed}, clusters, Options{Context: 3}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, w := range []string{"# context first\n# ConfigMap apps/extra", "-  replicas: 5\n",
+		"# first: apps/api: could not measure: release storage: connection refused\n",
+		"# context second: could not measure the cluster: cluster https://b unreachable\n",
+		`measured 2026-12-02T06:00:00Z against context "first" (https://a); 2026-12-02T06:00:00Z against context "second" (https://b)`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the summary diff lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Count(out, "measured ") != 1 {
+		t.Errorf("the footer is not printed once:\n%s", out)
+	}
+	noSecret(t, out)
+}
