@@ -32,11 +32,14 @@ type Measure struct {
 	// Views keeps each object's two sides for the line views (-o diff and the pull-request
 	// comment); a run over many releases then keeps every report (SummaryRow.Report).
 	Views bool
+	// Suggest asks each report for the ignore rules that stop drift correction fighting a
+	// controller (diff.Report.Suggested); a run over many releases then keeps every report.
+	Suggest bool
 }
 
 // input is the diff input of in's measurement options.
 func (m Measure) input(in diff.Input) diff.Input {
-	in.Rules, in.Normalize, in.Workers, in.Views = m.Rules, m.Normalize, m.Workers, m.Views
+	in.Rules, in.Normalize, in.Workers, in.Views, in.Suggest = m.Rules, m.Normalize, m.Workers, m.Views, m.Suggest
 	return in
 }
 
@@ -153,7 +156,7 @@ func summaries(n int, m Measure, measure func(i int) (*diff.Report, diff.Summary
 				return
 			}
 			s.Rows[i] = diff.Summarise(rep)
-			if m.Views {
+			if m.Views || m.Suggest {
 				s.Rows[i].Report = rep
 			}
 			for _, obj := range rep.Objects {

@@ -16,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/action"
+	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/view"
@@ -182,6 +183,8 @@ type diffOptions struct {
 	color   string
 	// lines is -C: the unified diff's context lines (-1: the whole object).
 	lines int
+	// suggest is --suggest-ignore's format ("" when not asked).
+	suggest string
 	kube  kubeOptions
 
 	// diff helmrelease
@@ -222,6 +225,8 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace")
 	fs.StringVarP(&o.output, "output", "o", "table", "table, json, yaml, markdown, counts, diff (a unified diff per object; HELM_DRIFT_EXTERNAL_DIFF runs a program on two trees instead), github or gitlab (a pull-request comment)")
 	fs.IntVarP(&o.lines, "context", "C", 3, "-o diff, github, gitlab: unchanged lines shown around each change; -1 shows the whole object")
+	fs.StringVar(&o.suggest, "suggest-ignore", "", "after the report, the ignore rules that stop drift correction fighting a controller over a field the chart states (who owns it: metadata.managedFields; an HPA's target's replicas, an injected caBundle, an aggregated ClusterRole's rules), never for a field the release or a person (kubectl) set: flux (driftDetection.ignore, the default) or argocd (ignoreDifferences); in -o json/yaml as suggestedIgnore")
+	fs.Lookup("suggest-ignore").NoOptDefVal = advise.Flux
 	fs.StringVar(&o.color, "color", colorAuto, "colour in the table and -o diff: auto (on a terminal, unless NO_COLOR is set), always (even in a pipe or with NO_COLOR), never")
 	fs.StringArrayVar(&o.ignore, "ignore", nil, "an RFC 6901 JSON pointer to leave out of the comparison in every object, e.g. /spec/replicas; repeatable")
 	fs.StringVar(&o.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
@@ -299,7 +304,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 			return ExitError
 		}
 	}
-	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers, Views: o.lineView()}
+	m := action.Measure{Rules: rules, Normalize: o.normalize, Workers: o.workers, Views: o.lineView(), Suggest: o.suggest != ""}
 	if o.kube.fleet() {
 		return o.runFleet(ctx, fs.Arg(0), m, out, errOut)
 	}
@@ -496,6 +501,10 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
+	if err := o.writeSuggested(out, []*diff.Report{rep}); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
 	if !rep.Measured() {
 		for _, obj := range rep.Objects {
 			if obj.Error != "" {
@@ -511,6 +520,38 @@ func (o *diffOptions) report(measure func() (*diff.Report, error), out, errOut i
 		return ExitDrift
 	}
 	return ExitOK
+}
+
+// writeSuggested prints, after the reports, the ignore rules --suggest-ignore asked for, one
+// block per report (in -o json and yaml they are in the report, or in the summary's rows, as
+// suggestedIgnore).
+func (o *diffOptions) writeSuggested(out io.Writer, reps []*diff.Report) error {
+	if o.suggest == "" || o.output == "json" || o.output == "yaml" {
+		return nil
+	}
+	fence := o.output == "markdown" || o.output == outputGitHub || o.output == outputGitLab
+	for _, r := range reps {
+		if r.Suggested == nil {
+			continue
+		}
+		what := "release " + r.Namespace + "/" + r.Release
+		if r.Next != nil {
+			what = "HelmRelease " + r.HelmRelease
+		}
+		fmt.Fprintln(out)
+		if fence {
+			fmt.Fprintln(out, "```yaml")
+		} else if len(reps) > 1 || o.output != "table" {
+			fmt.Fprintln(out, "---")
+		}
+		if err := advise.Write(out, r.Suggested, what, o.suggest); err != nil {
+			return err
+		}
+		if fence {
+			fmt.Fprintln(out, "```")
+		}
+	}
+	return nil
 }
 
 // The views that need each object's two sides.
@@ -570,6 +611,10 @@ func (o *diffOptions) validate(fs *pflag.FlagSet) error {
 		return fmt.Errorf("--color %q: want auto, always or never", o.color)
 	case o.lines < -1:
 		return fmt.Errorf("--context %d: want 0 or more lines, or -1 for the whole object", o.lines)
+	case o.suggest != "" && o.suggest != advise.Flux && o.suggest != advise.ArgoCD:
+		return fmt.Errorf("--suggest-ignore %q: want flux or argocd", o.suggest)
+	case o.suggest != "" && (o.output == "counts" || o.output == outputManifest):
+		return fmt.Errorf("--suggest-ignore prints fields and managers: it does not go with -o %s", o.output)
 	}
 	if o.normalize != diff.Server && o.normalize != diff.Offline && o.normalize != diff.Auto {
 		return fmt.Errorf("--normalize %q: want server, offline or auto", o.normalize)
@@ -799,6 +844,16 @@ func (o *diffOptions) writeSummary(s *action.Summary, err error, name func(diff.
 			external = code
 		}
 	} else if err := diff.WriteSummary(out, s.Rows, s.Clusters, o.output); err != nil {
+		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
+		return ExitError
+	}
+	var reps []*diff.Report
+	for _, r := range s.Rows {
+		if r.Report != nil {
+			reps = append(reps, r.Report)
+		}
+	}
+	if err := o.writeSuggested(out, reps); err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}

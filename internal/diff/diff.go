@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/flux"
@@ -100,6 +101,9 @@ type Input struct {
 	// Views keeps each object's two sides (Object.View, Prune.View) for the line views
 	// (-o diff, the pull-request comment, an external diff program).
 	Views bool
+	// Suggest asks for the ignore rules that keep drift correction from fighting the
+	// controllers that own fields the chart states (Report.Suggested).
+	Suggest bool
 }
 
 // Lookup is whom a HelmRelease's render answered the chart's lookup calls as.
@@ -169,6 +173,8 @@ type Report struct {
 	Objects    []Object `json:"objects"`
 	// Prune lists the objects of the release the desired manifest drops.
 	Prune []Prune `json:"prune"`
+	// Suggested are the ignore rules --suggest-ignore asked for (Input.Suggest).
+	Suggested *advise.Advice `json:"suggestedIgnore,omitempty"`
 }
 
 // Object is the measurement of one object.
@@ -481,6 +487,9 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			p.Keep = ann["helm.sh/resource-policy"] == "keep"
 		}
 		rep.Prune = append(rep.Prune, p)
+	}
+	if in.Suggest {
+		rep.Suggested = suggest(ctx, cl, targets, objs)
 	}
 	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
 	sort.Slice(rep.Prune, func(i, j int) bool { return rep.Prune[i].Object < rep.Prune[j].Object })
@@ -809,4 +818,55 @@ func helmWouldRefuse(live map[string]any, release, namespace string) string {
 		return ""
 	}
 	return "it exists and is not this release's (" + strings.Join(why, "; ") + "): Helm fails with \"invalid ownership metadata\"; --take-ownership adopts it"
+}
+
+// suggest asks the advisor for the ignore rules of the measured objects' DIFFERS rows, with the
+// HorizontalPodAutoscalers of the namespaces whose workloads' replicas differ.
+func suggest(ctx context.Context, cl Cluster, targets []*target, objs []Object) *advise.Advice {
+	var in []advise.Object
+	scaled := map[string]bool{}
+	for i, t := range targets {
+		if t.live == nil || objs[i].Error != "" {
+			continue
+		}
+		group, version := splitAPIVersion(t.ob.APIVersion)
+		o := advise.Object{Group: group, Version: version, Kind: t.ob.Kind, Namespace: t.id.Namespace, Name: t.ob.Name, Title: objs[i].Object, Live: t.live}
+		for _, r := range objs[i].Rows {
+			if r.Class == compare.Differs && r.Pointer != "" {
+				o.Fields = append(o.Fields, advise.Field{Path: r.Path, Pointer: r.Pointer})
+				if r.Pointer == "/spec/replicas" {
+					scaled[t.id.Namespace] = true
+				}
+			}
+		}
+		if len(o.Fields) > 0 {
+			in = append(in, o)
+		}
+	}
+	var scalers []advise.Scaler
+	var unread []string
+	for ns := range scaled {
+		hpas, err := cl.ListObjects(ctx, "autoscaling", "v2", "HorizontalPodAutoscaler", ns)
+		if err != nil {
+			unread = append(unread, ns+": "+err.Error())
+			continue
+		}
+		for _, h := range hpas {
+			md, _ := h["metadata"].(map[string]any)
+			spec, _ := h["spec"].(map[string]any)
+			ref, _ := spec["scaleTargetRef"].(map[string]any)
+			name, _ := md["name"].(string)
+			kind, _ := ref["kind"].(string)
+			target, _ := ref["name"].(string)
+			apiVersion, _ := ref["apiVersion"].(string)
+			g, _ := splitAPIVersion(apiVersion)
+			scalers = append(scalers, advise.Scaler{Namespace: ns, Name: name, TargetGroup: g, TargetKind: kind, TargetName: target})
+		}
+	}
+	a := advise.Advise(in, scalers)
+	sort.Strings(unread)
+	for _, u := range unread {
+		a.Notes = append(a.Notes, "could not read the HorizontalPodAutoscalers of "+u+": a replicas field an HPA owns is judged by its manager's name only")
+	}
+	return a
 }

@@ -10,6 +10,7 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/compare"
 )
 
@@ -413,6 +414,8 @@ func show(v any) string {
 type SummaryRow struct {
 	// Report is the release's whole report, kept for the line views (Input.Views).
 	Report *Report `json:"-"`
+	// Suggested are the release's suggested ignore rules (Input.Suggest).
+	Suggested *advise.Advice `json:"suggestedIgnore,omitempty"`
 	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
 	// helmrelease --all only).
 	HelmRelease string `json:"helmRelease,omitempty"`
@@ -438,7 +441,8 @@ type SummaryRow struct {
 // Summarise turns a report into its summary row.
 func Summarise(r *Report) SummaryRow {
 	row := SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
-		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Drift: r.DriftRows, Changes: r.Changes, Unmeasured: r.Unmeasured}
+		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Drift: r.DriftRows, Changes: r.Changes, Unmeasured: r.Unmeasured,
+		Suggested: r.Suggested}
 	if r.Next != nil {
 		row.HelmRelease, row.Next = r.HelmRelease, r.Next.Action
 	}

@@ -6,6 +6,7 @@ package managedfields
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +71,19 @@ func Owners(obj map[string]any, managers []Manager, pointer string) []Manager {
 	var out []Manager
 	for _, m := range managers {
 		if m.Subresource == "" && m.owns(obj, path) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// OwnersIn is Owners counting also the managers that wrote the field through one of the
+// subresources named ("scale": an HPA, kubectl scale).
+func OwnersIn(obj map[string]any, managers []Manager, pointer string, subresources ...string) []Manager {
+	path := splitPointer(pointer)
+	var out []Manager
+	for _, m := range managers {
+		if (m.Subresource == "" || slices.Contains(subresources, m.Subresource)) && m.owns(obj, path) {
 			out = append(out, m)
 		}
 	}
