@@ -155,7 +155,8 @@ func corpusOne(t *testing.T, dir string, c testenv.CorpusChart, helmName string,
 
 // corpusViews checks the line views of a corpus release whose label key was edited: -o diff
 // has the one hunk, led by its verdict; -o github is GitHub-flavoured Markdown (parsed with
-// goldmark) with one collapsible diff block holding that hunk, within GitHub's comment limit.
+// goldmark) with one collapsible diff block holding that hunk, within GitHub's comment limit;
+// --suggest-ignore suggests no rule for an edit by a manager it cannot tell.
 func corpusViews(t *testing.T, helmName, release, ns, key string) {
 	t.Helper()
 	args := []string{"diff", "release", release, "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--normalize", "offline"}
@@ -184,6 +185,11 @@ func corpusViews(t *testing.T, helmName, release, ns, key string) {
 	})
 	if len(blocks) != 1 || !strings.Contains(blocks[0], "+    "+key+": ") || strings.Count(out, "<details>") != 1 || strings.Count(out, "</details>") != 1 {
 		t.Errorf("%s: -o github: %d diff blocks, want one with the label's hunk in one <details>:\n%s", helmName, len(blocks), out)
+	}
+	// The edit's manager is neither a known controller nor a person's tool: no rule, and said so.
+	out, errOut, code = helmDrift("", append(args, "--suggest-ignore")...)
+	if code != 2 || !strings.Contains(out, ": 0 rules for release ") || !strings.Contains(out, "metadata.labels."+key+": cannot tell whether corpus-mutation is a controller or a person") {
+		t.Errorf("%s: --suggest-ignore: exit %d, want 0 rules and the unknown manager named:\n%s%s", helmName, code, out, errOut)
 	}
 }
 
