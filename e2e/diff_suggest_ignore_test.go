@@ -217,6 +217,35 @@ func TestSuggestIgnore(t *testing.T) {
 		}
 	}
 
+	// render --ignore-from-cluster adds the same rules to the driftDetection it injects, each
+	// named in a warning; without cluster access it warns and adds none, and renders all the same.
+	hr := fmt.Sprintf("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: %s}\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: fightapp}\n", ns)
+	rendered, warnings := renderBinary(t, false, []byte(hr), "--drift-detection", ns+"/web=enabled", "--ignore-from-cluster", "--kubeconfig", cluster.Kubeconfig)
+	var doc struct {
+		Spec struct {
+			DriftDetection struct {
+				Mode   string            `json:"mode"`
+				Ignore []flux.IgnoreRule `json:"ignore"`
+			} `json:"driftDetection"`
+		} `json:"spec"`
+	}
+	if err := sigsyaml.Unmarshal([]byte(rendered), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(doc.Spec.DriftDetection.Ignore, spec.DriftDetection.Ignore) || doc.Spec.DriftDetection.Mode != "enabled" {
+		t.Errorf("render --ignore-from-cluster set %+v, want mode enabled and the suggested rules %+v\n%s", doc.Spec.DriftDetection, spec.DriftDetection.Ignore, rendered)
+	}
+	for _, w := range []string{"--ignore-from-cluster: added ignore rule /spec/replicas for Deployment.apps " + ns + "/web", "set by cert-manager-cainjector",
+		"--ignore-from-cluster: no rule for Deployment.apps " + ns + "/web metadata.labels.tier: set by kubectl-edit"} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("render's warnings lack %q:\n%s", w, warnings)
+		}
+	}
+	rendered, warnings = renderBinary(t, false, []byte(hr), "--drift-detection", ns+"/web=enabled", "--ignore-from-cluster", "--kubeconfig", tokenKubeconfig(t, "https://127.0.0.1:1", "none"))
+	if strings.Contains(rendered, "ignore:") || !strings.Contains(rendered, "mode: enabled") || !strings.Contains(warnings, "no rule added from the cluster") {
+		t.Errorf("render --ignore-from-cluster without the cluster: want mode enabled, no rule, a warning\n%s%s", rendered, warnings)
+	}
+
 	// The rules applied: reconciles leave the controllers' fields, and still correct the person's.
 	rules, _ := json.Marshal(spec.DriftDetection.Ignore)
 	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Patch(ctx, "web", types.MergePatchType,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/config"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
 	"github.com/helm-drift/helm-drift/internal/postrender"
@@ -68,6 +69,8 @@ Exit codes: 0 rendered; 1 an error (nothing written to stdout).
 // renderOptions are the flags of `render`.
 type renderOptions struct {
 	driftDetection []string
+	// ignoreFromCluster adds the ignore rules suggested from the live objects' managedFields.
+	ignoreFromCluster bool
 	override       bool
 	configFile     string
 	namespace      string
@@ -90,6 +93,7 @@ type renderOptions struct {
 func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.driftDetection, "drift-detection", nil, "SELECTOR=MODE: set spec.driftDetection.mode (enabled, warn, disabled) on the HelmReleases SELECTOR matches; repeatable")
 	fs.BoolVar(&o.override, "override", false, "let --drift-detection rules replace a driftDetection the chart already sets")
+	fs.BoolVar(&o.ignoreFromCluster, "ignore-from-cluster", false, "with --drift-detection: add to each HelmRelease's driftDetection.ignore the rules diff --suggest-ignore suggests for its release's live objects (fields a controller owns: an HPA's replicas, an injected caBundle, an aggregated ClusterRole's rules), a warning naming each rule and its manager; without cluster access, or before the first install, a warning and no rules, never a failure")
 	fs.StringVar(&o.configFile, "config", "", "a helm-drift config file (apiVersion: helm-drift/v1, kind: Config) with rules, ignore rules and override")
 	fs.StringVarP(&o.namespace, "namespace", "n", envOr("HELM_NAMESPACE", "default"), "the release namespace: the namespace of a HelmRelease that names none")
 	fs.BoolVar(&o.strict, "strict", false, "a rule that matches no HelmRelease is an error, not a warning")
@@ -221,6 +225,15 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		return err
 	}
 	drift := &transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut}
+	if o.ignoreFromCluster {
+		if len(rules) == 0 {
+			return errors.New("--ignore-from-cluster adds ignore rules to the driftDetection that --drift-detection (or the config file) sets; no rule selects a HelmRelease")
+		}
+		conn := o.kube.connection()
+		drift.IgnoreFrom = func(hr transform.HelmReleaseRef) ([]flux.IgnoreRule, []string, error) {
+			return action.IgnoreFromCluster(conn, hr)
+		}
+	}
 	r := &postrender.Renderer{Transforms: []transform.Transform{drift}}
 	if o.selfOn {
 		o.self.Release, o.self.Namespace, o.self.Drift = o.release, o.namespace, drift

@@ -25,6 +25,11 @@ type DriftDetection struct {
 	Verbose bool
 	// Log receives warnings and verbose lines; nil discards them.
 	Log io.Writer
+	// IgnoreFrom, when set, is asked for more ignore rules for each HelmRelease whose drift
+	// detection the transform switches on (render --ignore-from-cluster): they are added after
+	// the rules' own, each note logged as a warning. An error is a warning too, and adds
+	// nothing: the render never fails on it.
+	IgnoreFrom func(hr HelmReleaseRef) (rules []flux.IgnoreRule, notes []string, err error)
 
 	// Applied records, after Transform, what was set on which HelmRelease.
 	Applied []Applied
@@ -37,6 +42,13 @@ type Applied struct {
 	// Mode and Ignore are what was set.
 	Mode   flux.Mode
 	Ignore []flux.IgnoreRule
+}
+
+// HelmReleaseRef is a HelmRelease of the stream as IgnoreFrom needs it: where its release is.
+type HelmReleaseRef struct {
+	// Namespace and Name are the HelmRelease's; ReleaseName, TargetNamespace and
+	// StorageNamespace its spec's (empty where it sets none).
+	Namespace, Name, ReleaseName, TargetNamespace, StorageNamespace string
 }
 
 var _ Transform = (*DriftDetection)(nil)
@@ -142,6 +154,18 @@ func (f *DriftDetection) apply(d *manifest.Document, o manifest.Item, matched []
 	if existing := manifest.Lookup(spec, "driftDetection"); existing != nil && !dec.override {
 		f.verbosef("%s: kept the chart's spec.driftDetection (mode %q); %s would set %q: set override to replace it\n", where, manifest.Scalar(existing, "mode"), strings.Join(dec.origins, ", "), dec.mode)
 		return false, nil
+	}
+	if f.IgnoreFrom != nil && dec.mode != flux.ModeDisabled {
+		ref := HelmReleaseRef{Namespace: namespace, Name: name, ReleaseName: manifest.Scalar(spec, "releaseName"),
+			TargetNamespace: manifest.Scalar(spec, "targetNamespace"), StorageNamespace: manifest.Scalar(spec, "storageNamespace")}
+		more, notes, err := f.IgnoreFrom(ref)
+		for _, n := range notes {
+			f.logf("warning: %s: --ignore-from-cluster: %s\n", where, n)
+		}
+		if err != nil {
+			f.logf("warning: %s: --ignore-from-cluster: %v; no rule added from the cluster\n", where, err)
+		}
+		dec.ignore = append(append([]flux.IgnoreRule{}, dec.ignore...), more...)
 	}
 	var value yaml.Node
 	if err := value.Encode(driftDetectionSpec{Mode: dec.mode, Ignore: dec.ignore}); err != nil {

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -188,4 +189,51 @@ func TestParseFlagRule(t *testing.T) {
 	if err != nil || r.Selector.String() != "label:app=web" || r.Mode != flux.ModeEnabled {
 		t.Errorf("ParseFlagRule(label:app=web=enabled) = %+v, %v", r, err)
 	}
+}
+
+// TestIgnoreFrom: the rules IgnoreFrom gives are added after the rules' own, its notes and its
+// error are warnings (the render goes on without its rules), it is asked where the HelmRelease's
+// release is, and never for a HelmRelease set to disabled.
+func TestIgnoreFrom(t *testing.T) {
+	own := flux.IgnoreRule{Paths: []string{"/spec/own"}}
+	fromCluster := flux.IgnoreRule{Paths: []string{"/spec/replicas"}, Target: &flux.Target{Group: "apps", Kind: "Deployment", Name: "web"}}
+	var asked []HelmReleaseRef
+	var log strings.Builder
+	rule := mustRule(t, "apps/web=enabled")
+	rule.Ignore = []flux.IgnoreRule{own}
+	f := &DriftDetection{Rules: []Rule{rule}, Log: &log, IgnoreFrom: func(ref HelmReleaseRef) ([]flux.IgnoreRule, []string, error) {
+		asked = append(asked, ref)
+		return []flux.IgnoreRule{fromCluster}, []string{"added ignore rule /spec/replicas"}, nil
+	}}
+	in := strings.Replace(hr, "interval: 5m", "interval: 5m\n  releaseName: front\n  targetNamespace: web-apps", 1)
+	out, err := run(t, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Applied) != 1 || len(f.Applied[0].Ignore) != 2 || f.Applied[0].Ignore[0].Paths[0] != "/spec/own" || f.Applied[0].Ignore[1].Paths[0] != "/spec/replicas" {
+		t.Errorf("applied %+v, want the rule's own ignore, then the cluster's\n%s", f.Applied, out)
+	}
+	if want := (HelmReleaseRef{Namespace: "apps", Name: "web", ReleaseName: "front", TargetNamespace: "web-apps"}); len(asked) != 1 || asked[0] != want {
+		t.Errorf("asked %+v, want %+v", asked, want)
+	}
+	if !strings.Contains(log.String(), "warning: document 1 (line 1), HelmRelease apps/web: --ignore-from-cluster: added ignore rule /spec/replicas") {
+		t.Errorf("the note is not a warning: %q", log.String())
+	}
+
+	log.Reset()
+	f = &DriftDetection{Rules: []Rule{mustRule(t, "apps/web=enabled")}, Log: &log, IgnoreFrom: func(HelmReleaseRef) ([]flux.IgnoreRule, []string, error) {
+		return nil, nil, errors.New("cluster unreachable")
+	}}
+	if out, err := run(t, f, hr); err != nil || !strings.Contains(out, "mode: enabled") || strings.Contains(out, "ignore:") {
+		t.Errorf("an IgnoreFrom error failed the render or added rules: %v\n%s", err, out)
+	}
+	if !strings.Contains(log.String(), "cluster unreachable; no rule added from the cluster") {
+		t.Errorf("the error is not a warning: %q", log.String())
+	}
+
+	f = &DriftDetection{Rules: []Rule{mustRule(t, "apps/web=disabled")}, IgnoreFrom: func(HelmReleaseRef) ([]flux.IgnoreRule, []string, error) {
+		t.Error("asked for a HelmRelease set to disabled")
+		return nil, nil, nil
+	}}
+	run(t, f, hr)
 }
