@@ -185,7 +185,7 @@ type diffOptions struct {
 	lines int
 	// suggest is --suggest-ignore's format ("" when not asked).
 	suggest string
-	kube  kubeOptions
+	kube    kubeOptions
 
 	// diff helmrelease
 	files []string

@@ -71,22 +71,22 @@ type renderOptions struct {
 	driftDetection []string
 	// ignoreFromCluster adds the ignore rules suggested from the live objects' managedFields.
 	ignoreFromCluster bool
-	override       bool
-	configFile     string
-	namespace      string
-	strict         bool
-	verbose        bool
-	owners         string
-	release        string
-	cluster        bool
-	deep           bool
-	chartDirs      []string
-	kube           kubeOptions
-	self           transform.Self
-	selfOn         bool
-	selfBracket    string
-	install        bool
-	changed        func(string) bool
+	override          bool
+	configFile        string
+	namespace         string
+	strict            bool
+	verbose           bool
+	owners            string
+	release           string
+	cluster           bool
+	deep              bool
+	chartDirs         []string
+	kube              kubeOptions
+	self              transform.Self
+	selfOn            bool
+	selfBracket       string
+	install           bool
+	changed           func(string) bool
 }
 
 // BindFlags registers the render flags on fs.
