@@ -131,6 +131,29 @@ func TestSuggestIgnore(t *testing.T) {
 	if svc, err := cluster.Kube.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{}); err != nil || svc.Spec.Ports[0].TargetPort.IntValue() != 8443 {
 		t.Errorf("drift correction did not reset the person's targetPort: %v %v", err, svc.Spec.Ports)
 	}
+	// helm-controller's own account of the fight: a DriftCorrected event naming both objects.
+	corrected := func() (webhook int32, all int32, text string) {
+		t.Helper()
+		evs, err := cluster.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=HelmRelease,involvedObject.name=web"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "DriftCorrected" {
+				n := max(e.Count, 1)
+				all += n
+				if strings.Contains(e.Message, "ValidatingWebhookConfiguration/") {
+					webhook += n
+				}
+				text += e.Message + "\n"
+			}
+		}
+		return webhook, all, text
+	}
+	testenv.Eventually(t, time.Minute, "helm-controller's DriftCorrected event", func() (bool, string) {
+		w, _, text := corrected()
+		return w == 1 && strings.Contains(text, "Deployment/"+ns+"/web"), text
+	})
 	if s := read(); s.replicas != 2 || s.caBundle != "Cg==" || s.tier != "web" {
 		t.Fatalf("without rules, helm-controller's drift correction should reset replicas, caBundle and the label: %+v", s)
 	} else {
@@ -263,6 +286,10 @@ func TestSuggestIgnore(t *testing.T) {
 		}
 		person() // the person edits again; the next reconcile corrects it again
 	}
+	testenv.Eventually(t, time.Minute, "a DriftCorrected event for each person's edit, none touching the webhook", func() (bool, string) {
+		w, all, text := corrected()
+		return w == 1 && all >= 4, fmt.Sprintf("%d events, %d naming the webhook configuration:\n%s", all, w, text)
+	})
 	if s := read(); !reflect.DeepEqual(s.replicasManagers, []string{"kube-controller-manager"}) {
 		t.Errorf("after three reconciles with the rules, spec.replicas is owned by %v, want kube-controller-manager only", s.replicasManagers)
 	}
