@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/managedfields"
 	"github.com/helm-drift/helm-drift/internal/testenv"
@@ -199,15 +200,7 @@ func TestSuggestIgnore(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("--suggest-ignore=argocd: exit %d\n%s%s", code, out, errOut)
 	}
-	var app struct {
-		IgnoreDifferences []struct {
-			Group             string   `json:"group,omitempty"`
-			Kind              string   `json:"kind"`
-			Name              string   `json:"name,omitempty"`
-			Namespace         string   `json:"namespace,omitempty"`
-			JQPathExpressions []string `json:"jqPathExpressions,omitempty"`
-		} `json:"ignoreDifferences"`
-	}
+	var app advise.ArgoCDIgnoreDifferences
 	if err := sigsyaml.UnmarshalStrict([]byte(out[strings.Index(out, "# helm-drift --suggest-ignore"):]), &app); err != nil {
 		t.Fatalf("argocd rules do not parse: %v\n%s", err, out)
 	}

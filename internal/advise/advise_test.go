@@ -209,19 +209,7 @@ func TestWriteParses(t *testing.T) {
 	if err := Write(&b, a, "release shop/web", ArgoCD); err != nil {
 		t.Fatal(err)
 	}
-	// Argo CD's ResourceIgnoreDifferences (argo-cd v3 pkg/apis/application/v1alpha1), its JSON
-	// fields: parsed strictly, an unknown field fails.
-	var app struct {
-		IgnoreDifferences []struct {
-			Group                 string   `json:"group,omitempty"`
-			Kind                  string   `json:"kind"`
-			Name                  string   `json:"name,omitempty"`
-			Namespace             string   `json:"namespace,omitempty"`
-			JSONPointers          []string `json:"jsonPointers,omitempty"`
-			JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
-			ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
-		} `json:"ignoreDifferences"`
-	}
+	var app ArgoCDIgnoreDifferences // parsed strictly: an unknown field fails
 	if err := sigsyaml.UnmarshalStrict(b.Bytes(), &app); err != nil {
 		t.Fatalf("argocd output does not parse: %v\n%s", err, b.String())
 	}

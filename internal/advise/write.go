@@ -15,6 +15,21 @@ const (
 	ArgoCD = "argocd"
 )
 
+// ArgoCDIgnoreDifferences is the fragment of an Argo CD Application's spec that -argocd writes,
+// its entries with the JSON fields of Argo CD's ResourceIgnoreDifferences
+// (pkg/apis/application/v1alpha1), for reading the output back strictly.
+type ArgoCDIgnoreDifferences struct {
+	IgnoreDifferences []struct {
+		Group                 string   `json:"group,omitempty"`
+		Kind                  string   `json:"kind"`
+		Name                  string   `json:"name,omitempty"`
+		Namespace             string   `json:"namespace,omitempty"`
+		JSONPointers          []string `json:"jsonPointers,omitempty"`
+		JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
+		ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+	} `json:"ignoreDifferences"`
+}
+
 // Write prints the advice for one release (named by what, "release shop/web") as YAML in
 // format, each rule led by a comment naming the manager that owns the field and the row it
 // covers, then as comments the fields that get no rule and why. What it prints parses as the
