@@ -531,8 +531,8 @@ func (o *diffOptions) writeSuggested(out io.Writer, reps []*diff.Report) error {
 	}
 	fence := o.output == "markdown" || o.output == outputGitHub || o.output == outputGitLab
 	for _, r := range reps {
-		if r.Suggested == nil {
-			continue
+		if a := r.Suggested; a == nil || len(reps) > 1 && len(a.Rules) == 0 && len(a.Skipped) == 0 && len(a.Notes) == 0 {
+			continue // over many releases, only those with something to say
 		}
 		what := "release " + r.Namespace + "/" + r.Release
 		if r.Next != nil {
