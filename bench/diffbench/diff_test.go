@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,8 +145,17 @@ func TestDiffCompare(t *testing.T) {
 	if r := measure(t, base, helm, "install", "small", small, "-n", ns); r.code != 0 {
 		t.Fatalf("helm install small: %s", r.stderr)
 	}
-	smallPeak := inProcessPeak(t, []string{"diff", "upgrade", "small", small, "-n", ns, "--set", "image=nginx:1.28", "--normalize", "offline", "-o", "json", "--kubeconfig", env.Kubeconfig}, 2)
-	heapPeak := inProcessPeak(t, append([]string{"diff"}, append(upgrade, "--normalize", "offline", "-o", "json", "--kubeconfig", env.Kubeconfig)...), 2)
+	smallArgs := []string{"diff", "upgrade", "small", small, "-n", ns, "--set", "image=nginx:1.28", "--normalize", "offline", "-o", "json", "--kubeconfig", env.Kubeconfig}
+	bulkArgs := append([]string{"diff"}, append(upgrade, "--normalize", "offline", "-o", "json", "--kubeconfig", env.Kubeconfig)...)
+	smallPeak := inProcessPeak(t, smallArgs, 2)
+	heapPeak := inProcessPeak(t, bulkArgs, 2)
+	// What the run must hold (the live heap after each GC, garbage left out), above what the
+	// 4-object release holds (the program's own start-up: schemes, OpenAPI data, discovery),
+	// against the live objects' own decoded size.
+	smallLive := inProcessLive(t, smallArgs, 2)
+	bulkLive := inProcessLive(t, bulkArgs, 2)
+	held := heldObjects(t, env, ns)
+	releaseLive := bulkLive - smallLive
 
 	found := func(out string) string {
 		return fmt.Sprintf("env var %s, annotation %s", yes(strings.Contains(out, "INJECTED_BY_SIDECAR")), yes(strings.Contains(out, "bench.example.com/edited-by-hand")))
@@ -174,6 +184,8 @@ func TestDiffCompare(t *testing.T) {
 	fmt.Fprintf(w, "  heap peak, in process, of diff upgrade --normalize offline: 4-object release, first run (kyaml's OpenAPI data loaded): %s;\n", mib(smallPeak/1024))
 	fmt.Fprintf(w, "  1,000-object release, after it: %s = %.1fx the rendered manifest (target < 5x); process peak RSS %s either way\n",
 		mib(heapPeak/1024), float64(heapPeak)/float64(manifestSize), mib(offline.maxRSS))
+	fmt.Fprintf(w, "  live heap (after GC, in process): 4-object release %s, 1,000-object release %s; the release's own %s = %s live objects (decoded LISTs) + %s = %.1fx the manifest beyond the live objects (target <= 10x)\n",
+		mib(smallLive/1024), mib(bulkLive/1024), mib(releaseLive/1024), mib(held/1024), mib((releaseLive-held)/1024), float64(releaseLive-held)/float64(manifestSize))
 	fmt.Fprintf(w, "  kinds x namespaces in the release: 4 (ConfigMap, Secret, Service, Deployment in %s); the other LISTs are the Helm SDK reading its release storage\n", ns)
 	if !strings.Contains(offline.out, "INJECTED_BY_SIDECAR") || !strings.Contains(offline.out, "bench.example.com/edited-by-hand") {
 		t.Errorf("helm-drift diff missed an out-of-band edit")
@@ -239,6 +251,76 @@ func inProcessPeak(t *testing.T, args []string, wantCode int) int64 {
 		t.Fatalf("in-process diff %s: exit %d, want %d", strings.Join(args, " "), code, wantCode)
 	}
 	return peak - base
+}
+
+// inProcessLive runs helm-drift in this process and returns the most the heap held live
+// after any GC during the run (runtime/metrics /gc/heap/live:bytes), above what it held before.
+func inProcessLive(t *testing.T, args []string, wantCode int) int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	live := func() int64 {
+		metrics.Read(sample)
+		return int64(sample[0].Value.Uint64())
+	}
+	runtime.GC()
+	base := live()
+	peak := base
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				peak = max(peak, live())
+			}
+		}
+	}()
+	code := cli.Run(args, strings.NewReader(""), io.Discard, io.Discard)
+	close(done)
+	<-stopped
+	if code != wantCode {
+		t.Fatalf("in-process diff %s: exit %d, want %d", strings.Join(args, " "), code, wantCode)
+	}
+	return peak - base
+}
+
+// heldObjects is the heap the release's live objects take decoded as the diff decodes them
+// (JSON into maps): each kind's LIST in ns, read and decoded here, measured live after a GC.
+func heldObjects(t *testing.T, env *testenv.Env, ns string) int64 {
+	var bodies [][]byte
+	for _, res := range []string{"deployments", "services", "configmaps", "secrets"} {
+		group := ""
+		if res == "deployments" {
+			group = "apps"
+		}
+		path := "/api/v1/namespaces/" + ns + "/" + res
+		if group != "" {
+			path = "/apis/" + group + "/v1/namespaces/" + ns + "/" + res
+		}
+		b, err := env.Kube.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, b)
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := int64(ms.HeapAlloc)
+	decoded := make([]any, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal(b, &decoded[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	held := int64(ms.HeapAlloc) - before
+	runtime.KeepAlive(decoded)
+	return held
 }
 
 func yes(b bool) string {
