@@ -40,6 +40,7 @@ func (f *Cluster) check(kind string) error {
 	return nil
 }
 
+// Namespaced says the kinds of the fake's scope table are namespaced (a kind not served fails).
 func (f *Cluster) Namespaced(_, _, kind string) (bool, error) {
 	if f.NotServed[kind] {
 		return false, live.ErrNotServed
@@ -58,6 +59,7 @@ func (f *Cluster) matching(kind, namespace string) []map[string]any {
 	return out
 }
 
+// List names the held objects of kind in namespace (every namespace for "").
 func (f *Cluster) List(_ context.Context, _, _, kind, namespace string) ([]live.Meta, error) {
 	if err := f.check(kind); err != nil {
 		return nil, err
@@ -70,6 +72,7 @@ func (f *Cluster) List(_ context.Context, _, _, kind, namespace string) ([]live.
 	return metas, nil
 }
 
+// ListObjects returns the held objects of kind in namespace, counting the LIST.
 func (f *Cluster) ListObjects(_ context.Context, group, _, kind, namespace string) ([]map[string]any, error) {
 	f.mu.Lock()
 	if f.Lists == nil {
@@ -83,6 +86,7 @@ func (f *Cluster) ListObjects(_ context.Context, group, _, kind, namespace strin
 	return f.matching(kind, namespace), nil
 }
 
+// Get returns the held object, or NotFound.
 func (f *Cluster) Get(_ context.Context, group, _, kind, namespace, name string) (map[string]any, error) {
 	for _, o := range f.matching(kind, namespace) {
 		if o["metadata"].(map[string]any)["name"] == name {
@@ -92,10 +96,12 @@ func (f *Cluster) Get(_ context.Context, group, _, kind, namespace, name string)
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
 }
 
+// Resource is the kind's plural, lower case.
 func (f *Cluster) Resource(_, _, kind string) (string, error) {
 	return strings.ToLower(kind) + "s", nil
 }
 
+// CRDSchema is the kind's schema from Schemas (nil for none).
 func (f *Cluster) CRDSchema(_ context.Context, _, _, kind string) (map[string]any, error) {
 	return f.Schemas[kind], nil
 }
@@ -105,6 +111,7 @@ func (f *Cluster) DryRunCreate(_ context.Context, obj map[string]any, _ string) 
 	return obj, nil
 }
 
+// ServerVersion is the version the fake claims.
 func (f *Cluster) ServerVersion() string { return "v1.34.2" }
 
 // Objects decodes a YAML stream into objects, as the cluster would hold them.
@@ -121,6 +128,7 @@ func Objects(t testing.TB, stream string) []map[string]any {
 	return out
 }
 
+// DryRunApply answers Refuse, else the object as given.
 func (f *Cluster) DryRunApply(_ context.Context, obj map[string]any) (map[string]any, error) {
 	if f.Refuse != nil {
 		return nil, f.Refuse
