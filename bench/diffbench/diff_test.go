@@ -222,47 +222,28 @@ func helmDiffEnv(t *testing.T, env *testenv.Env) (string, []string) {
 // inProcessPeak runs helm-drift in this process and returns the peak heap in use above the
 // heap before it, sampled every millisecond.
 func inProcessPeak(t *testing.T, args []string, wantCode int) int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := int64(ms.HeapInuse)
-	peak := base
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				peak = max(peak, int64(m.HeapInuse))
-			}
-		}
-	}()
-	code := cli.Run(args, strings.NewReader(""), io.Discard, io.Discard)
-	close(done)
-	<-stopped
-	if code != wantCode {
-		t.Fatalf("in-process diff %s: exit %d, want %d", strings.Join(args, " "), code, wantCode)
-	}
-	return peak - base
+	return inProcessMax(t, args, wantCode, func() int64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapInuse)
+	})
 }
 
 // inProcessLive runs helm-drift in this process and returns the most the heap held live
 // after any GC during the run (runtime/metrics /gc/heap/live:bytes), above what it held before.
 func inProcessLive(t *testing.T, args []string, wantCode int) int64 {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	live := func() int64 {
+	return inProcessMax(t, args, wantCode, func() int64 {
 		metrics.Read(sample)
 		return int64(sample[0].Value.Uint64())
-	}
+	})
+}
+
+// inProcessMax runs helm-drift in this process (after a GC) and returns the most read gave,
+// sampled every millisecond during the run, above what it gave before.
+func inProcessMax(t *testing.T, args []string, wantCode int, read func() int64) int64 {
 	runtime.GC()
-	base := live()
+	base := read()
 	peak := base
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -274,7 +255,7 @@ func inProcessLive(t *testing.T, args []string, wantCode int) int64 {
 			case <-done:
 				return
 			case <-tick.C:
-				peak = max(peak, live())
+				peak = max(peak, read())
 			}
 		}
 	}()
@@ -291,15 +272,8 @@ func inProcessLive(t *testing.T, args []string, wantCode int) int64 {
 // (JSON into maps): each kind's LIST in ns, read and decoded here, measured live after a GC.
 func heldObjects(t *testing.T, env *testenv.Env, ns string) int64 {
 	var bodies [][]byte
-	for _, res := range []string{"deployments", "services", "configmaps", "secrets"} {
-		group := ""
-		if res == "deployments" {
-			group = "apps"
-		}
-		path := "/api/v1/namespaces/" + ns + "/" + res
-		if group != "" {
-			path = "/apis/" + group + "/v1/namespaces/" + ns + "/" + res
-		}
+	for _, path := range []string{"/apis/apps/v1/namespaces/" + ns + "/deployments", "/api/v1/namespaces/" + ns + "/services",
+		"/api/v1/namespaces/" + ns + "/configmaps", "/api/v1/namespaces/" + ns + "/secrets"} {
 		b, err := env.Kube.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
 		if err != nil {
 			t.Fatal(err)
