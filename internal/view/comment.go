@@ -103,24 +103,11 @@ func releaseLine(row diff.SummaryRow) string {
 
 // report writes one release's objects, each in a collapsible section.
 func (c *comment) report(r *diff.Report, context int) error {
-	for _, o := range r.Objects {
-		if len(o.Rows) == 0 {
-			continue
-		}
-		d, err := objectDiff(r, o, context)
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Object, err)
-		}
-		c.section(r.Namespace+"/"+r.Release+": "+d.title, d)
+	diffs, err := reportDiffs(r, context)
+	if err != nil {
+		return err
 	}
-	for _, p := range r.Prune {
-		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
-		if p.View != nil && !p.Keep {
-			var err error
-			if d, err = sides(d.title, p.View, context); err != nil {
-				return err
-			}
-		}
+	for _, d := range diffs {
 		c.section(r.Namespace+"/"+r.Release+": "+d.title, d)
 	}
 	var notes []string

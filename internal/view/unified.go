@@ -95,24 +95,11 @@ func prefix(context string) string {
 }
 
 func writeReport(w io.Writer, r *diff.Report, opt Options) error {
-	for _, o := range r.Objects {
-		if len(o.Rows) == 0 {
-			continue
-		}
-		d, err := objectDiff(r, o, opt.Context)
-		if err != nil {
-			return fmt.Errorf("%s: %w", o.Object, err)
-		}
-		d.write(w, opt)
+	diffs, err := reportDiffs(r, opt.Context)
+	if err != nil {
+		return err
 	}
-	for _, p := range r.Prune {
-		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
-		if p.View != nil && !p.Keep {
-			var err error
-			if d, err = sides(d.title, p.View, opt.Context); err != nil {
-				return fmt.Errorf("%s: %w", p.Object, err)
-			}
-		}
+	for _, d := range diffs {
 		d.write(w, opt)
 	}
 	for _, n := range diff.Notes(r) {
@@ -123,6 +110,33 @@ func writeReport(w io.Writer, r *diff.Report, opt Options) error {
 		fmt.Fprintln(w, f)
 	}
 	return nil
+}
+
+// reportDiffs are the diffs of a report's objects that have rows, then of those the upgrade
+// prunes (a kept one, or one already gone, by its title alone).
+func reportDiffs(r *diff.Report, context int) ([]*unified, error) {
+	var out []*unified
+	for _, o := range r.Objects {
+		if len(o.Rows) == 0 {
+			continue
+		}
+		d, err := objectDiff(r, o, context)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Object, err)
+		}
+		out = append(out, d)
+	}
+	for _, p := range r.Prune {
+		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
+		if p.View != nil && !p.Keep {
+			var err error
+			if d, err = sides(d.title, p.View, context); err != nil {
+				return nil, fmt.Errorf("%s: %w", p.Object, err)
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // unified is one object's diff: its title, the rows placed in no hunk, and the hunks.

@@ -350,15 +350,12 @@ func TestCommentMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	codes, _ := parseGFM(t, b.String())
-	var blocks []string
-	for _, o := range rep.Objects {
-		if len(o.Rows) > 0 {
-			d, _ := objectDiff(rep, o, 3)
-			blocks = append(blocks, d.Text())
-		}
+	diffs, err := reportDiffs(rep, 3)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range rep.Prune {
-		d, _ := sides("TO PRUNE "+diff.PruneText(p), p.View, 3)
+	var blocks []string
+	for _, d := range diffs {
 		blocks = append(blocks, d.Text())
 	}
 	if len(codes) != len(blocks) {
