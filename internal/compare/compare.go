@@ -226,36 +226,60 @@ func (c *comparer) list(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 		}
 		return
 	}
-	index := func(l []any) (map[string]any, map[string]int, []string) {
-		m := map[string]any{}
+	for _, p := range pairByKeys(a, b, keys) {
+		var av, bv any
+		i := p.a
+		if p.a >= 0 {
+			av = withKeyDefaults(a[p.a].(map[string]any), keys)
+		}
+		if p.b >= 0 {
+			bv, i = withKeyDefaults(b[p.b].(map[string]any), keys), p.b
+		}
+		c.walk(path+"["+p.key+"]", pattern+"[]", ptr+"/"+strconv.Itoa(i), elems, av, bv, p.a >= 0, p.b >= 0, nil)
+	}
+}
+
+// keyedPair is one element of two lists paired by their merge keys: the key ("name=web") and
+// the element's index in each list, -1 where that list lacks it.
+type keyedPair struct {
+	key  string
+	a, b int
+}
+
+// pairByKeys pairs two lists of maps by merge keys: the first list's keys in its order, then
+// the second's it lacks. A key that repeats in one list is paired once, at its last element.
+func pairByKeys(a, b []any, keys []string) []keyedPair {
+	index := func(l []any) (map[string]int, []string) {
 		pos := map[string]int{}
 		var order []string
 		for i, e := range l {
-			e := withKeyDefaults(e.(map[string]any), keys)
-			k := keyOf(e, keys)
-			if _, dup := m[k]; !dup {
+			k := keyOf(e.(map[string]any), keys)
+			if _, dup := pos[k]; !dup {
 				order = append(order, k)
 			}
-			m[k], pos[k] = e, i
+			pos[k] = i
 		}
-		return m, pos, order
+		return pos, order
 	}
-	am, aPos, aOrder := index(a)
-	bm, bPos, bOrder := index(b)
+	aPos, aOrder := index(a)
+	bPos, bOrder := index(b)
+	var out []keyedPair
 	seen := map[string]bool{}
 	for _, k := range append(aOrder, bOrder...) {
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		av, okA := am[k]
-		bv, okB := bm[k]
-		i := aPos[k]
-		if okB {
-			i = bPos[k]
+		p := keyedPair{key: k, a: -1, b: -1}
+		if i, ok := aPos[k]; ok {
+			p.a = i
 		}
-		c.walk(path+"["+k+"]", pattern+"[]", ptr+"/"+strconv.Itoa(i), elems, av, bv, okA, okB, nil)
+		if i, ok := bPos[k]; ok {
+			p.b = i
+		}
+		out = append(out, p)
 	}
+	return out
 }
 
 // keyDefaults are the API-server defaults of merge-key fields, applied so that an element the

@@ -31,7 +31,6 @@ func NewView(typeMeta yaml.TypeMeta, chart, cluster map[string]any, divs []Diver
 		rows: make(map[string]Class, len(divs)), v: &View{Chart: chart, ChartAt: map[string]string{}, LiveAt: map[string]string{}}}
 	for _, d := range divs {
 		b.rows[d.Path] = d.Class
-		b.paths = append(b.paths, d.Path)
 	}
 	live, _ := b.walk("", "", "", "", schemaFor(typeMeta), chart, cluster, true, true)
 	b.v.Live, _ = live.(map[string]any)
@@ -53,14 +52,13 @@ func OneSide(chart, live map[string]any) *View {
 
 type viewer struct {
 	comparer
-	rows  map[string]Class
-	paths []string
-	v     *View
+	rows map[string]Class
+	v    *View
 }
 
 // under reports whether a divergence lies strictly below path.
 func (b *viewer) under(path string) bool {
-	for _, p := range b.paths {
+	for p := range b.rows {
 		if len(p) > len(path) && strings.HasPrefix(p, path) && (path == "" || p[len(path)] == '.' || p[len(path)] == '[') {
 			return true
 		}
@@ -146,33 +144,15 @@ func (b *viewer) list(path, pattern, aPtr, outPtr string, s *openapi.ResourceSch
 		}
 		return out
 	}
-	type elem struct {
-		v   any
-		pos int
-	}
-	index := func(l []any) (map[string]elem, []string) {
-		m := map[string]elem{}
-		var order []string
-		for i, e := range l {
-			k := keyOf(withKeyDefaults(e.(map[string]any), keys), keys)
-			if _, dup := m[k]; !dup {
-				order = append(order, k)
-			}
-			m[k] = elem{e, i}
+	for _, p := range pairByKeys(a, c, keys) {
+		var av, cv any
+		if p.a >= 0 {
+			av = a[p.a]
 		}
-		return m, order
-	}
-	am, aOrder := index(a)
-	cm, cOrder := index(c)
-	seen := map[string]bool{}
-	for _, k := range append(aOrder, cOrder...) {
-		if seen[k] {
-			continue
+		if p.b >= 0 {
+			cv = c[p.b]
 		}
-		seen[k] = true
-		ae, okA := am[k]
-		ce, okC := cm[k]
-		add(path+"["+k+"]", ae.pos, ae.v, ce.v, okA, okC)
+		add(path+"["+p.key+"]", p.a, av, cv, p.a >= 0, p.b >= 0)
 	}
 	return out
 }
