@@ -10,6 +10,7 @@ require (
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/pkg/chartutil v1.27.2
 	github.com/go-logr/logr v1.4.4
+	github.com/go-openapi/jsonpointer v1.0.0
 	github.com/google/go-cmp v0.7.0
 	github.com/itchyny/gojq v0.12.20
 	github.com/opencontainers/go-digest v1.0.0
@@ -75,7 +76,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-gorp/gorp/v3 v3.1.0 // indirect
-	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/swag v0.27.1 // indirect
 	github.com/go-openapi/swag/cmdutils v0.27.1 // indirect

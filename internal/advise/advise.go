@@ -10,9 +10,12 @@ package advise
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/go-openapi/jsonpointer"
 
 	"github.com/helm-drift/helm-drift/internal/managedfields"
 )
@@ -116,7 +119,7 @@ func Advise(objs []Object, scalers []Scaler) *Advice {
 		for _, f := range o.Fields {
 			var owners []string
 			for _, m := range managedfields.OwnersIn(o.Live, managers, f.Pointer, "scale") {
-				if (hasWriter && m.Name == writer.Name) || writers[m.Name] || contains(owners, m.Name) {
+				if (hasWriter && m.Name == writer.Name) || writers[m.Name] || slices.Contains(owners, m.Name) {
 					continue
 				}
 				owners = append(owners, m.Name)
@@ -239,32 +242,21 @@ func identifier(s string) bool {
 	return true
 }
 
-func splitPointer(p string) []string {
-	if p == "" || p == "/" {
+// splitPointer is an RFC 6901 pointer's decoded tokens (none for the root or a bad pointer).
+func splitPointer(ptr string) []string {
+	p, err := jsonpointer.New(ptr)
+	if err != nil {
 		return nil
 	}
-	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, s := range segs {
-		segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return segs
+	return p.DecodedTokens()
 }
 
 func joinPointer(segs []string) string {
 	var b strings.Builder
 	for _, s := range segs {
-		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
+		b.WriteString("/" + jsonpointer.Escape(s))
 	}
 	return b.String()
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // String names a rule's target: "Deployment.apps shop/web".

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-openapi/jsonpointer"
 	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -350,7 +351,7 @@ func pointerLines(obj map[string]any) func(string) int {
 		}
 		line := -1
 		for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-			seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+			seg = jsonpointer.Unescape(seg)
 			switch n.Kind {
 			case yaml.MappingNode:
 				found := false
