@@ -79,6 +79,11 @@ func TestDiffView(t *testing.T) {
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("-o diff in a pipe is coloured")
 	}
+	// --all over the namespace's one release: the same block, and still the footer.
+	all, _, code := helmDrift("", "diff", "release", "--all", "-n", ns, "--kubeconfig", cluster.Kubeconfig, "-o", "diff")
+	if code != 2 || unstamped(all) != unstamped(out) || !strings.Contains(all, "\nmeasured ") {
+		t.Errorf("--all -o diff over one release: exit %d, want the single report's diff with its footer:\n%s", code, all)
+	}
 	noSecret(t, "-o diff", out+errOut)
 	for _, o := range []string{"table", "json", "yaml", "markdown"} {
 		out, _, _ := helmDrift("", "diff", "release", "web", "-n", ns, "--kubeconfig", cluster.Kubeconfig, "-o", o)

@@ -594,11 +594,7 @@ func (o *diffOptions) writeView(rows []diff.SummaryRow, clusters []diff.ClusterR
 	if prog := o.externalDiff(); prog != "" {
 		return view.RunExternal(context.Background(), prog, rows, out, errOut)
 	}
-	opt := view.Options{Context: o.lines, Colour: o.colour(out)}
-	if len(rows) == 1 && rows[0].Report != nil && len(clusters) == 1 {
-		return ExitOK, view.WriteDiff(out, []*diff.Report{rows[0].Report}, opt)
-	}
-	return ExitOK, view.WriteSummaryDiff(out, rows, clusters, opt)
+	return ExitOK, view.WriteSummaryDiff(out, rows, clusters, view.Options{Context: o.lines, Colour: o.colour(out)})
 }
 
 func (o *diffOptions) validate(fs *pflag.FlagSet) error {
