@@ -594,7 +594,7 @@ func (o *diffOptions) writeView(rows []diff.SummaryRow, clusters []diff.ClusterR
 	if prog := o.externalDiff(); prog != "" {
 		return view.RunExternal(context.Background(), prog, rows, out, errOut)
 	}
-	return ExitOK, view.WriteSummaryDiff(out, rows, clusters, view.Options{Context: o.lines, Colour: o.colour(out)})
+	return ExitOK, view.WriteDiff(out, rows, clusters, view.Options{Context: o.lines, Colour: o.colour(out)})
 }
 
 func (o *diffOptions) validate(fs *pflag.FlagSet) error {

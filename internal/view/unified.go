@@ -35,25 +35,12 @@ const (
 	red, green, cyan, yellow, bold, reset = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
 )
 
-// WriteDiff prints each report as a unified diff per object that has rows: the live side as
-// "---", the chart's as "+++" (what the upgrade, or helm-controller's correction, would make of
-// it), each hunk led by the verdicts of the rows it shows; then the report's notes, its
-// summary line and when and against what it was measured.
-func WriteDiff(w io.Writer, reps []*diff.Report, opt Options) error {
-	for i, r := range reps {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		if err := writeReport(w, r, opt); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// WriteSummaryDiff prints a run over many releases as one diff block per release (the rows
-// keep their reports when the run kept views), then the run's footer.
-func WriteSummaryDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) error {
+// WriteDiff prints each report as a unified diff per object that has rows: the live side
+// as "---", the chart's as "+++" (what the upgrade, or helm-controller's correction, would make of
+// it), each hunk led by the verdicts of the rows it shows; then the report's notes and summary
+// line. A run over many releases (the rows keep their reports when the run kept views) is one
+// block per release; the footer, when and against what it was measured, comes once at the end.
+func WriteDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) error {
 	first := true
 	for _, row := range rows {
 		if !first {

@@ -179,7 +179,7 @@ func TestWriteDiffGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteDiff(&b, []*diff.Report{rep}, tc.opt); err != nil {
+			if err := WriteDiff(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, tc.opt); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join(golden.Root(), "view", "matrix."+tc.name+".diff"), b.String())
@@ -204,7 +204,7 @@ func TestWriteDiffGolden(t *testing.T) {
 func TestWriteDiffRows(t *testing.T) {
 	rep := matrix(t)
 	var b bytes.Buffer
-	if err := WriteDiff(&b, []*diff.Report{rep}, Options{Context: 3}); err != nil {
+	if err := WriteDiff(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, Options{Context: 3}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -422,10 +422,10 @@ func TestCommentMarkdown(t *testing.T) {
 	}
 }
 
-// TestWriteSummaryDiff: a run over many releases and clusters is one block per release, each
+// TestWriteDiff: a run over many releases and clusters is one block per release, each
 // under its context, a row that could not be measured and a cluster that could not be reached
 // one line each, and the run's footer once at the end.
-func TestWriteSummaryDiff(t *testing.T) {
+func TestWriteDiffSummary(t *testing.T) {
 	rep := matrix(t)
 	first := row(rep)
 	first.Context = "first"
@@ -433,7 +433,7 @@ func TestWriteSummaryDiff(t *testing.T) {
 	at := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
 	clusters := []diff.ClusterRun{{Stamp: diff.NewStamp(at, "first", "https://a")}, {Stamp: diff.NewStamp(at, "second", "https://b"), Error: "cluster https://b unreachable"}}
 	var b bytes.Buffer
-	if err := WriteSummaryDiff(&b, []diff.SummaryRow{first, failed}, clusters, Options{Context: 3}); err != nil {
+	if err := WriteDiff(&b, []diff.SummaryRow{first, failed}, clusters, Options{Context: 3}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
