@@ -11,18 +11,24 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	v2 "github.com/fluxcd/helm-controller/api/v2"
 	helmaction "helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/helm-drift/helm-drift/internal/action"
+	"github.com/helm-drift/helm-drift/internal/fluxrelease"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -48,10 +54,21 @@ func TestFleetCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The same releases are also managed by suspended Flux HelmReleases (helm-controller leaves
+	// them alone), their chart this chart from an OCIRepository in each namespace. Each release
+	// is installed as helm-controller would render it (the chart version with the source
+	// revision's digest, its origin labels), so that diff helmrelease -A, like diff release -A,
+	// has nothing to find on a fresh fleet.
+	revision := pushFleetChart(t, env, chartDir, namespaces)
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, dig, _ := strings.Cut(revision, "@sha256:")
+	if len(dig) < 12 {
+		t.Fatalf("OCIRepository revision %q: no sha256 digest", revision)
+	}
+	ch.Metadata.Version += "+" + dig[:12]
 	conf, err := action.NewConfiguration(action.KubeOptions{Kubeconfig: env.Kubeconfig}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +89,11 @@ func TestFleetCompare(t *testing.T) {
 				if err == nil {
 					in := helmaction.NewInstall(cfg)
 					in.ReleaseName, in.Namespace = fmt.Sprintf("web-%04d", i), ns
+					in.PostRenderer = fluxrelease.PostRenderer(&v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: in.ReleaseName, Namespace: ns}})
 					_, err = in.Run(ch, map[string]any{"headless": true})
+				}
+				if err == nil {
+					err = applyHelmRelease(env, fmt.Sprintf("web-%04d", i), ns)
 				}
 				if err != nil {
 					failed.Store(err)
@@ -92,7 +113,7 @@ func TestFleetCompare(t *testing.T) {
 		mode     string
 		run      run
 	}
-	var rows []row
+	var rows, hrRows []row
 	var served serveRun
 	var hr run
 	for _, size := range []int{200, 1000} {
@@ -108,6 +129,18 @@ func TestFleetCompare(t *testing.T) {
 				rs = append(rs, r)
 			}
 			rows = append(rows, row{size, mode, median(rs)})
+		}
+		for _, mode := range []string{"offline", "auto"} {
+			var rs []run
+			for range *runs {
+				r := measure(t, base, bin, "diff", "helmrelease", "-A", "--normalize", mode, "--stats")
+				t.Logf("%d HelmReleases, %s: %v, %s", size, mode, r.wall.Round(time.Millisecond), r.stderr)
+				if r.code != 0 {
+					t.Fatalf("diff helmrelease -A --normalize %s over %d fresh releases: exit %d\n%s%s", mode, size, r.code, r.out, r.stderr)
+				}
+				rs = append(rs, r)
+			}
+			hrRows = append(hrRows, row{size, mode, median(rs)})
 		}
 		if size == 200 {
 			served = measureServe(t, base, bin)
@@ -144,6 +177,15 @@ func TestFleetCompare(t *testing.T) {
 		small, large := rows[i].run, rows[i+2].run
 		fmt.Fprintf(w, "  %s: 1,000 releases took %.2fx the time of 200 (target <= 6x: linear)\n", mode, large.wall.Seconds()/small.wall.Seconds())
 	}
+	fmt.Fprintf(w, "diff helmrelease -A over the same releases, each managed by a suspended HelmRelease (chartRef: an OCIRepository per namespace; rendered as helm-controller):\n")
+	fmt.Fprintf(w, "  %-9s %-8s %8s %6s %6s %10s %9s  %s\n", "HRs", "mode", "requests", "LIST", "GET", "discovery", "wall", "peak RSS")
+	for _, r := range hrRows {
+		fmt.Fprintf(w, "  %-9d %-8s %8d %6d %6d %10d %9s  %s\n", r.releases, r.mode, stat(r.run, "requests"), stat(r.run, "LIST"), stat(r.run, "GET"), stat(r.run, "discovery"), r.run.wall.Round(time.Millisecond), mib(r.run.maxRSS))
+	}
+	for i, mode := range []string{"offline", "auto"} {
+		small, large := hrRows[i].run, hrRows[i+2].run
+		fmt.Fprintf(w, "  %s: 1,000 HelmReleases took %.2fx the time of 200 (target <= 6x: linear)\n", mode, large.wall.Seconds()/small.wall.Seconds())
+	}
 	fmt.Fprintf(w, "  helm diff upgrade --three-way-merge, one command per release: %v each (mean of %d), so about %v for 200 and %v for 1,000 (extrapolated);\n",
 		perRelease.Round(time.Millisecond), sample, (perRelease * 200).Round(time.Second), (perRelease * 1000).Round(time.Second))
 	fmt.Fprintf(w, "  helm-drift auto over 1,000: %.3fx of that\n", rows[3].run.wall.Seconds()/(perRelease*1000).Seconds())
@@ -156,6 +198,70 @@ func TestFleetCompare(t *testing.T) {
 			t.Errorf("%d releases, %s: %d LISTs; want about %d (kinds x namespaces) plus the release storage", r.releases, r.mode, lists, 4*namespaces)
 		}
 	}
+	for _, r := range hrRows {
+		if lists := stat(r.run, "LIST"); lists > 4*namespaces+namespaces+10 {
+			t.Errorf("%d HelmReleases, %s: %d LISTs; want about %d (kinds x namespaces) plus the HelmReleases and the release storage", r.releases, r.mode, lists, 4*namespaces)
+		}
+		if disc := stat(r.run, "discovery"); disc > 5 {
+			t.Errorf("%d HelmReleases, %s: %d discovery requests; want discovery once", r.releases, r.mode, disc)
+		}
+	}
+}
+
+// pushFleetChart packages the chart at dir, pushes it to the test registry, makes an
+// OCIRepository webapp for it in each fleet namespace and waits for source-controller's
+// artifacts; it returns the artifact's revision (VERSION@sha256:DIGEST).
+func pushFleetChart(t *testing.T, env *testenv.Env, dir string, namespaces int) string {
+	t.Helper()
+	home := t.TempDir()
+	helm := env.HelmBin("helm4")
+	base := append(os.Environ(), "KUBECONFIG="+env.Kubeconfig, "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
+		"HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_DATA_HOME="+filepath.Join(home, "data"), "NO_COLOR=1")
+	if r := measure(t, base, helm, "package", dir, "-d", home); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	pkgs, _ := filepath.Glob(filepath.Join(home, "*.tgz"))
+	if len(pkgs) != 1 {
+		t.Fatalf("helm package: %v", pkgs)
+	}
+	repo := "oci://" + env.Registry + "/fleet"
+	if r := measure(t, base, helm, "push", pkgs[0], repo, "--plain-http"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for n := range namespaces {
+		applyJSON(t, env, fmt.Sprintf(`{"apiVersion":"source.toolkit.fluxcd.io/v1","kind":"OCIRepository","metadata":{"name":"webapp","namespace":%q},
+			"spec":{"url":%q,"ref":{"semver":">=1.0.0"},"insecure":true,"interval":"1h","layerSelector":{"mediaType":"application/vnd.cncf.helm.chart.content.v1.tar+gzip","operation":"copy"}}}`,
+			fleetNamespace(n), repo+"/webapp"))
+	}
+	repos := schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		var revisions []string
+		for n := range namespaces {
+			o, err := env.Dynamic.Resource(repos).Namespace(fleetNamespace(n)).Get(context.Background(), "webapp", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rev, _, _ := unstructured.NestedString(o.Object, "status", "artifact", "revision"); rev != "" {
+				revisions = append(revisions, rev)
+			}
+		}
+		if len(revisions) == namespaces {
+			return revisions[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d OCIRepositories have an artifact after 3 minutes", len(revisions), namespaces)
+		}
+	}
+}
+
+// applyHelmRelease makes the suspended HelmRelease that manages release ns/name.
+func applyHelmRelease(env *testenv.Env, name, ns string) error {
+	hr := fmt.Sprintf(`{"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmRelease","metadata":{"name":%q,"namespace":%q},
+		"spec":{"interval":"1h","suspend":true,"chartRef":{"kind":"OCIRepository","name":"webapp"},"values":{"headless":true}}}`, name, ns)
+	force := true
+	_, err := env.Dynamic.Resource(schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}).Namespace(ns).
+		Patch(context.Background(), name, types.ApplyPatchType, []byte(hr), metav1.PatchOptions{FieldManager: "bench", Force: &force})
+	return err
 }
 
 func fleetNamespace(n int) string { return fmt.Sprintf("fleet-%02d", n) }

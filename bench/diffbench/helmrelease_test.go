@@ -48,22 +48,7 @@ func TestHelmReleaseCompare(t *testing.T) {
 	}
 	ctx := context.Background()
 	const namespaces = 5
-	apply := func(doc string) {
-		var u unstructured.Unstructured
-		if err := sigsyaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		gvk := u.GroupVersionKind()
-		m, err := env.Mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := json.Marshal(u.Object)
-		force := true
-		if _, err := env.Dynamic.Resource(m.Resource).Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "bench", Force: &force}); err != nil {
-			t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
+	apply := func(doc string) { applyJSON(t, env, doc) }
 	start := time.Now()
 	for n := 0; n < namespaces; n++ {
 		ns := fmt.Sprintf("hrbench-%d", n)
@@ -138,4 +123,23 @@ func TestHelmReleaseCompare(t *testing.T) {
 	fmt.Fprintf(w, "  %-58s %8s  %s\n", "helm drift diff release --all -A (stored manifests)", rel.wall.Round(time.Millisecond), counts(rel))
 	fmt.Fprintf(w, "  wall-time ratio helmrelease/release: %.2f; per HelmRelease: %v\n", hr.wall.Seconds()/rel.wall.Seconds(), (hr.wall / time.Duration(*helmReleases)).Round(time.Millisecond))
 	fmt.Fprintf(w, "  expected reads: 1 LIST of HelmReleases; per HelmRelease 1 GET of its OCIRepository and 1 of its ConfigMap, the Helm storage reads, and the LISTs per kind and namespace of its objects\n")
+}
+
+// applyJSON server-side applies one object, written as JSON, as field manager bench.
+func applyJSON(t *testing.T, env *testenv.Env, doc string) {
+	t.Helper()
+	var u unstructured.Unstructured
+	if err := sigsyaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	gvk := u.GroupVersionKind()
+	m, err := env.Mapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(u.Object)
+	force := true
+	if _, err := env.Dynamic.Resource(m.Resource).Namespace(u.GetNamespace()).Patch(context.Background(), u.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "bench", Force: &force}); err != nil {
+		t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
 }

@@ -179,7 +179,7 @@ func (d *DiffHelmRelease) Run(ctx context.Context, t HelmReleaseTarget) (*Result
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, cl, t)
+	return d.run(ctx, cl, &sharedReads{}, t)
 }
 
 // RunAll measures targets concurrently, one summary row each, sorted by HelmRelease.
@@ -192,11 +192,12 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 		return nil, err
 	}
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
-	// the number of HelmReleases there.
-	snap := diff.NewSnapshot(cl)
+	// the number of HelmReleases there; each namespace's release storage and each source
+	// artifact once.
+	snap, shared := diff.NewSnapshot(cl), &sharedReads{}
 	s := summaries(len(targets), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		name := targets[i].name()
-		res, err := d.run(ctx, snap, targets[i])
+		res, err := d.run(ctx, snap, shared, targets[i])
 		var rep *diff.Report
 		if res != nil {
 			rep = res.Report
@@ -207,7 +208,15 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	return s, nil
 }
 
-func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, t HelmReleaseTarget) (*Result, error) {
+// sharedReads are what the HelmReleases of one run read once: each namespace's release
+// storage, each source artifact.
+type sharedReads struct {
+	storage   releaseStorage
+	artifacts fluxrelease.Artifacts
+}
+
+// run renders t and measures it against cl, with the run's shared reads.
+func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *sharedReads, t HelmReleaseTarget) (*Result, error) {
 	hr, err := fluxrelease.Decode(t.Object)
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", t.Where, err)}
@@ -238,7 +247,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, t HelmReleas
 	if err != nil {
 		return nil, err
 	}
-	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP})
+	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP, Artifacts: &shared.artifacts})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -258,7 +267,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, t HelmReleas
 	if lookup != nil && lookup.Impersonated {
 		conf = d.Config.As(lookup.Account)
 	}
-	cfg, err := conf.Helm4(id.Storage)
+	cfg, err := shared.storage.helm4(conf, id.Storage)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
@@ -143,6 +144,66 @@ func TestLoadChartArtifact(t *testing.T) {
 	}
 	if _, _, err := LoadChart(context.Background(), hr, ChartOptions{Get: repo(srv.URL+"/web.tar.gz", "sha256:"+strings.Repeat("0", 64))}); err == nil || !strings.Contains(err.Error(), "does not match its digest") {
 		t.Fatalf("digest mismatch: %v", err)
+	}
+}
+
+// TestArtifactsOnce: the HelmReleases of one run fetch an artifact once by its digest, each
+// with a chart of its own; a corrupt artifact fails every HelmRelease that shares it; without
+// a digest, each fetches.
+func TestArtifactsOnce(t *testing.T) {
+	data := chartArchive(t)
+	dig := fmt.Sprintf("sha256:%x", sha256.Sum256(data))
+	var fetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		if r.URL.Path == "/corrupt.tar.gz" {
+			w.Write(data[:len(data)/2])
+			return
+		}
+		w.Write(data)
+	}))
+	defer srv.Close()
+	load := func(ns, path, digest string, a *Artifacts) (*chartv2.Chart, error) {
+		hr := &v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+			Spec: v2.HelmReleaseSpec{ChartRef: &v2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "web"}}}
+		g := getter{"OCIRepository/" + ns + "/web": {"status": map[string]any{"artifact": map[string]any{
+			"url": srv.URL + path, "digest": digest, "revision": "1.0.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}}}
+		ch, _, err := LoadChart(context.Background(), hr, ChartOptions{Get: g, Artifacts: a})
+		return ch, err
+	}
+	var run Artifacts
+	var charts []*chartv2.Chart
+	for _, ns := range []string{"a", "b", "c"} {
+		ch, err := load(ns, "/"+ns+".tar.gz", dig, &run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		charts = append(charts, ch)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("three sources with one artifact: %d fetches, want 1", n)
+	}
+	if charts[0] == charts[1] || charts[0].Templates[0] == charts[1].Templates[0] {
+		t.Error("two HelmReleases share one chart: the SDK changes the chart it renders")
+	}
+	fetches.Store(0)
+	bad := "sha256:" + strings.Repeat("1", 64)
+	for range 2 {
+		if _, err := load("a", "/corrupt.tar.gz", bad, &run); err == nil || !strings.Contains(err.Error(), "does not match its digest") {
+			t.Errorf("corrupt artifact: %v", err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("corrupt artifact: %d fetches, want 1", n)
+	}
+	fetches.Store(0)
+	for range 2 {
+		if _, err := load("a", "/a.tar.gz", "", &run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("no digest: %d fetches, want 2", n)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -59,6 +60,49 @@ type ChartOptions struct {
 	PlainHTTP bool
 	// Timeout bounds each download (default 60 s).
 	Timeout time.Duration
+	// Artifacts, when set, keeps the artifacts fetched, so that the HelmReleases of a run that
+	// share an artifact fetch it once.
+	Artifacts *Artifacts
+}
+
+// Artifacts are the source artifacts fetched during one run, by digest: many HelmReleases of
+// one source (or of sources in many namespaces that produced the same artifact) fetch and
+// verify it once. Each HelmRelease still loads its own chart from the bytes (the Helm SDK
+// changes the chart it renders). An artifact without a digest is fetched each time. The zero
+// value is ready.
+type Artifacts struct {
+	mu       sync.Mutex
+	byDigest map[string]*fetched
+}
+
+// errDigest: an artifact's bytes do not match the digest its source advertises.
+var errDigest = errors.New("the artifact does not match its digest")
+
+// fetched is one artifact, fetched once.
+type fetched struct {
+	once sync.Once
+	data []byte
+	from string
+	err  error
+}
+
+// fetch returns the artifact of digest, fetched (by get) the first time it is asked for.
+func (a *Artifacts) fetch(digest string, get func() ([]byte, string, error)) ([]byte, string, error) {
+	if a == nil || digest == "" {
+		return get()
+	}
+	a.mu.Lock()
+	if a.byDigest == nil {
+		a.byDigest = map[string]*fetched{}
+	}
+	f := a.byDigest[digest]
+	if f == nil {
+		f = &fetched{}
+		a.byDigest[digest] = f
+	}
+	a.mu.Unlock()
+	f.once.Do(func() { f.data, f.from, f.err = get() })
+	return f.data, f.from, f.err
 }
 
 // LoadChart reads a HelmRelease's chart the way helm-controller does: the artifact of its
@@ -170,20 +214,27 @@ func (o ChartOptions) fromArtifact(ctx context.Context, obj map[string]any, src 
 	if a.URL == "" {
 		return nil, src, fmt.Errorf("%s %s/%s has no artifact yet (status.artifact): wait for source-controller, or check its Ready condition", src.Kind, src.Namespace, src.Name)
 	}
-	data, from, err := o.fetchArtifact(ctx, a.URL)
-	if err != nil {
+	var d digest.Digest
+	if a.Digest != "" {
+		var err error
+		if d, err = digest.Parse(a.Digest); err != nil {
+			return nil, src, fmt.Errorf("%s %s/%s artifact digest %q: %w", src.Kind, src.Namespace, src.Name, a.Digest, err)
+		}
+	}
+	data, from, err := o.Artifacts.fetch(d.String(), func() ([]byte, string, error) {
+		data, from, err := o.fetchArtifact(ctx, a.URL)
+		if err == nil && d != "" && d.Algorithm().FromBytes(data) != d {
+			return nil, from, errDigest
+		}
+		return data, from, err
+	})
+	switch {
+	case errors.Is(err, errDigest):
+		return nil, src, fmt.Errorf("%s %s/%s artifact %s does not match its digest %s: not rendered", src.Kind, src.Namespace, src.Name, a.URL, a.Digest)
+	case err != nil:
 		return nil, src, unreachable{fmt.Errorf("%s %s/%s artifact %s: %w", src.Kind, src.Namespace, src.Name, a.URL, err)}
 	}
 	src.From = from
-	if a.Digest != "" {
-		d, err := digest.Parse(a.Digest)
-		if err != nil {
-			return nil, src, fmt.Errorf("%s %s/%s artifact digest %q: %w", src.Kind, src.Namespace, src.Name, a.Digest, err)
-		}
-		if d.Algorithm().FromBytes(data) != d {
-			return nil, src, fmt.Errorf("%s %s/%s artifact %s does not match its digest %s: not rendered", src.Kind, src.Namespace, src.Name, a.URL, a.Digest)
-		}
-	}
 	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return nil, src, fmt.Errorf("%s %s/%s artifact: not a chart: %w", src.Kind, src.Namespace, src.Name, err)
