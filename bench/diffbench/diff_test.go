@@ -5,6 +5,7 @@
 package diffbench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -16,10 +17,11 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,12 +36,13 @@ import (
 var (
 	compare = flag.Bool("compare", false, "install a 1,000-object release in the test environment and compare helm-drift diff with helm-diff")
 	runs    = flag.Int("runs", 3, "runs of each tool; the median is reported")
+	heapDir = flag.String("heapprofile", "", "write, into this directory, the heap profile at the live-heap peak of each in-process diff (go tool pprof -sample_index=inuse_space)")
 )
 
 // run is one measured command.
 type run struct {
 	wall   time.Duration
-	maxRSS int64 // KiB, of the process itself
+	maxRSS int64 // KiB, of the process itself (see watchRSS)
 	out    string
 	stderr string
 	code   int
@@ -52,17 +55,57 @@ func measure(t *testing.T, env []string, name string, args ...string) run {
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err := cmd.Run()
-	r := run{wall: time.Since(start), out: out.String(), stderr: errOut.String()}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	peak := watchRSS(cmd.Process.Pid)
+	err := cmd.Wait()
+	r := run{wall: time.Since(start), out: out.String(), stderr: errOut.String(), maxRSS: peak()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss
-	}
 	return r
+}
+
+// watchRSS follows a started process's peak RSS (VmHWM in /proc/PID/status, sampled every 2
+// ms) until the returned func is called after the process has exited; it returns KiB.
+// wait4's ru_maxrss would not do: a child forked from this test process counts the test's
+// own pages from before its exec, so every command measured from here showed at least the
+// test's size. VmHWM is the process's own high-water mark, which its exec starts afresh.
+func watchRSS(pid int) func() int64 {
+	var peak atomic.Int64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(status); err == nil {
+				if _, rest, ok := strings.Cut(string(b), "VmHWM:"); ok {
+					f := strings.Fields(rest)
+					if len(f) > 0 {
+						if kib, err := strconv.ParseInt(f[0], 10, 64); err == nil && kib > peak.Load() {
+							peak.Store(kib)
+						}
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-stopped
+		return peak.Load()
+	}
 }
 
 func median(rs []run) run {
@@ -152,8 +195,8 @@ func TestDiffCompare(t *testing.T) {
 	// What the run must hold (the live heap after each GC, garbage left out), above what the
 	// 4-object release holds (the program's own start-up: schemes, OpenAPI data, discovery),
 	// against the live objects' own decoded size.
-	smallLive := inProcessLive(t, smallArgs, 2)
-	bulkLive := inProcessLive(t, bulkArgs, 2)
+	smallLive := inProcessLive(t, "small", smallArgs, 2)
+	bulkLive := inProcessLive(t, "bulk", bulkArgs, 2)
 	held := heldObjects(t, env, ns)
 	releaseLive := bulkLive - smallLive
 
@@ -231,12 +274,33 @@ func inProcessPeak(t *testing.T, args []string, wantCode int) int64 {
 
 // inProcessLive runs helm-drift in this process and returns the most the heap held live
 // after any GC during the run (runtime/metrics /gc/heap/live:bytes), above what it held before.
-func inProcessLive(t *testing.T, args []string, wantCode int) int64 {
+// With -heapprofile, the heap profile at that peak (the live objects of the GC that found it)
+// is written to the directory as name.pprof.
+func inProcessLive(t *testing.T, name string, args []string, wantCode int) int64 {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	return inProcessMax(t, args, wantCode, func() int64 {
+	var peak int64
+	var profile bytes.Buffer
+	if *heapDir != "" {
+		runtime.MemProfileRate = 4096 // the run's allocations sampled finely
+	}
+	live := inProcessMax(t, args, wantCode, func() int64 {
 		metrics.Read(sample)
-		return int64(sample[0].Value.Uint64())
+		v := int64(sample[0].Value.Uint64())
+		if *heapDir != "" && v > peak {
+			peak = v
+			profile.Reset()
+			pprof.Lookup("heap").WriteTo(&profile, 0)
+		}
+		return v
 	})
+	if *heapDir != "" {
+		path := filepath.Join(*heapDir, name+".pprof")
+		if err := os.WriteFile(path, profile.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("heap profile at the live peak of %s: %s", name, path)
+	}
+	return live
 }
 
 // inProcessMax runs helm-drift in this process (after a GC) and returns the most read gave,

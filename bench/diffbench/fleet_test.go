@@ -285,6 +285,7 @@ func measureServe(t *testing.T, env []string, bin string) serveRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	peak := watchRSS(cmd.Process.Pid)
 	var r serveRun
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -311,9 +312,9 @@ func measureServe(t *testing.T, env []string, bin string) serveRun {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("serve after SIGTERM: %v", err)
 	}
+	r.maxRSS = peak()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		r.maxRSS = ru.Maxrss
 	}
 	return r
 }

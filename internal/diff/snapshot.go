@@ -19,6 +19,8 @@ type Snapshot struct {
 
 	mu      sync.Mutex
 	lists   map[listKey]*snapshotted[[]map[string]any]
+	names   map[listKey]*snapshotted[map[string]map[string]any]
+	asked   map[listKey]int
 	gets    map[getKey]*snapshotted[map[string]any]
 	schemas map[listKey]*snapshotted[map[string]any]
 }
@@ -48,6 +50,7 @@ type getKey struct {
 // NewSnapshot wraps cl.
 func NewSnapshot(cl Cluster) *Snapshot {
 	return &Snapshot{Cluster: cl, lists: map[listKey]*snapshotted[[]map[string]any]{},
+		names: map[listKey]*snapshotted[map[string]map[string]any]{}, asked: map[listKey]int{},
 		gets: map[getKey]*snapshotted[map[string]any]{}, schemas: map[listKey]*snapshotted[map[string]any]{}}
 }
 
@@ -71,23 +74,48 @@ func (s *Snapshot) ListObjects(ctx context.Context, group, version, kind, namesp
 }
 
 // Get reads an object once for the run: from its kind's LIST when the run has listed that
-// kind in that namespace already, else with a GET.
+// kind in that namespace, else with a GET. From the second object of one kind and namespace
+// asked for, the run lists that kind there once and answers from the list: a run over many
+// releases asks for each one's managing HelmRelease, one LIST per namespace rather than one
+// GET per release. A LIST the user may not make falls back on GETs.
 func (s *Snapshot) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	k := listKey{group, version, kind, namespace}
+	gk := getKey{k, name}
 	s.mu.Lock()
-	listed := s.lists[listKey{group, version, kind, namespace}]
+	listed, got := s.lists[k], s.gets[gk]
+	if listed == nil && got == nil && namespace != "" {
+		if s.asked[k]++; s.asked[k] >= 2 {
+			listed = &snapshotted[[]map[string]any]{}
+			s.lists[k] = listed
+		}
+	}
 	s.mu.Unlock()
-	if listed != nil && listed.done.Load() {
-		if listed.err == nil {
-			for _, it := range listed.val {
-				if md, _ := it["metadata"].(map[string]any); md != nil && md["name"] == name {
-					return it, nil
-				}
+	if listed != nil && (got == nil || listed.done.Load()) {
+		if _, err := listed.do(func() ([]map[string]any, error) { return s.Cluster.ListObjects(ctx, group, version, kind, namespace) }); err == nil {
+			if obj, ok := s.index(k, listed)[name]; ok {
+				return obj, nil
 			}
 		}
 	}
-	return once(&s.mu, s.gets, getKey{listKey{group, version, kind, namespace}, name}).do(func() (map[string]any, error) {
+	return once(&s.mu, s.gets, gk).do(func() (map[string]any, error) {
 		return s.Cluster.Get(ctx, group, version, kind, namespace, name)
 	})
+}
+
+// index is a made LIST's objects by name, built once.
+func (s *Snapshot) index(k listKey, listed *snapshotted[[]map[string]any]) map[string]map[string]any {
+	ix, _ := once(&s.mu, s.names, k).do(func() (map[string]map[string]any, error) {
+		ix := make(map[string]map[string]any, len(listed.val))
+		for _, it := range listed.val {
+			if md, _ := it["metadata"].(map[string]any); md != nil {
+				if n, ok := md["name"].(string); ok {
+					ix[n] = it
+				}
+			}
+		}
+		return ix, nil
+	})
+	return ix
 }
 
 // CRDSchema reads a kind's schema once for the run.

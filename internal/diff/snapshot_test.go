@@ -69,3 +69,40 @@ func TestSnapshot(t *testing.T) {
 		t.Errorf("a measurement changed the objects the snapshot shares")
 	}
 }
+
+// TestSnapshotGet: the first object of a kind and namespace asked for is a GET; from the
+// second, the kind is listed there once and every object answered from the list (one asked
+// twice is read once); one the list lacks is a GET (not found); a kind the user may not list
+// is read with GETs.
+func TestSnapshotGet(t *testing.T) {
+	var objs []string
+	for i := range 5 {
+		objs = append(objs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d, namespace: apps}", i))
+	}
+	objs = append(objs, "apiVersion: v1\nkind: Secret\nmetadata: {name: s-0, namespace: apps}", "apiVersion: v1\nkind: Secret\nmetadata: {name: s-1, namespace: apps}")
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Join(objs, "\n---\n")), Forbidden: map[string]bool{"Secret": true}}
+	snap := NewSnapshot(cl)
+	ctx := context.Background()
+	for _, name := range []string{"cm-0", "cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "cm-1"} {
+		got, err := snap.Get(ctx, "", "v1", "ConfigMap", "apps", name)
+		if err != nil || got["metadata"].(map[string]any)["name"] != name {
+			t.Fatalf("Get %s: %v, %v", name, got, err)
+		}
+	}
+	if _, err := snap.Get(ctx, "", "v1", "ConfigMap", "apps", "gone"); err == nil {
+		t.Error("Get gone: want not found")
+	}
+	if cl.Lists["/ConfigMap/apps"] != 1 || cl.Gets["/ConfigMap/apps"] != 2 {
+		t.Errorf("ConfigMaps: %d LISTs, %d GETs; want 1 LIST and 2 GETs (cm-0 first, then gone, which the list lacks)", cl.Lists["/ConfigMap/apps"], cl.Gets["/ConfigMap/apps"])
+	}
+	// Secrets may not be listed here (difftest's Forbidden refuses GETs too): the LIST is
+	// tried once and each Secret is asked for with a GET, its error the GET's own.
+	for _, name := range []string{"s-0", "s-1", "s-1"} {
+		if _, err := snap.Get(ctx, "", "v1", "Secret", "apps", name); err == nil {
+			t.Errorf("Get %s: want the GET's refusal", name)
+		}
+	}
+	if cl.Lists["/Secret/apps"] != 1 || cl.Gets["/Secret/apps"] != 2 {
+		t.Errorf("Secrets: %d LISTs, %d GETs; want the LIST tried once, then one GET per Secret", cl.Lists["/Secret/apps"], cl.Gets["/Secret/apps"])
+	}
+}

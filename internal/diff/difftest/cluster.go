@@ -1,5 +1,5 @@
 // Package difftest holds a fake cluster for the tests of packages that measure with
-// internal/diff: it answers from objects held in memory and counts its LISTs.
+// internal/diff: it answers from objects held in memory and counts its LISTs and GETs.
 package difftest
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/live"
 )
 
-// Cluster answers a measurement from objects held in memory, and counts its LISTs.
+// Cluster answers a measurement from objects held in memory, and counts its LISTs and GETs.
 type Cluster struct {
 	Objects   []map[string]any
 	Forbidden map[string]bool           // kind → LIST refused
@@ -26,6 +26,7 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	Lists map[string]int // group/kind/namespace → LISTs
+	Gets  map[string]int // group/kind/namespace → GETs
 }
 
 var scopes = map[string]bool{"ConfigMap": true, "Secret": true, "Service": true, "Widget": true, "Deployment": true, "ClusterRole": false}
@@ -86,8 +87,17 @@ func (f *Cluster) ListObjects(_ context.Context, group, _, kind, namespace strin
 	return f.matching(kind, namespace), nil
 }
 
-// Get returns the held object, or NotFound.
+// Get returns the held object, or NotFound, counting the GET.
 func (f *Cluster) Get(_ context.Context, group, _, kind, namespace, name string) (map[string]any, error) {
+	f.mu.Lock()
+	if f.Gets == nil {
+		f.Gets = map[string]int{}
+	}
+	f.Gets[group+"/"+kind+"/"+namespace]++
+	f.mu.Unlock()
+	if err := f.check(kind); err != nil {
+		return nil, err
+	}
 	for _, o := range f.matching(kind, namespace) {
 		if o["metadata"].(map[string]any)["name"] == name {
 			return o, nil
