@@ -236,8 +236,9 @@ type DiffUpgrade struct {
 	ManifestOnly bool
 }
 
-// Result is a diff verb's outcome for one release: the report and the manifest it measured
-// (with ManifestOnly, the manifest only).
+// Result is a diff verb's outcome for one release: the report, or with ManifestOnly the
+// manifest it would have measured (a measured run does not keep the manifest: it is the
+// largest thing a run holds besides the live objects).
 type Result struct {
 	Report   *diff.Report
 	Manifest string
@@ -290,7 +291,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Report: rep, Manifest: r.Manifest}, nil
+	return &Result{Report: rep}, nil
 }
 
 // chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4

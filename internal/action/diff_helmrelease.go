@@ -325,7 +325,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Report: rep, Manifest: r.Manifest}, nil
+	return &Result{Report: rep}, nil
 }
 
 // asWhom says, in a render's error, as whom the render asked the cluster: as the HelmRelease's

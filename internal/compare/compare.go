@@ -70,25 +70,26 @@ type Result struct {
 // maps, slices, strings, float64/int64, bools). typeMeta selects the OpenAPI schema that
 // gives the lists' merge keys; unknown kinds compare lists by index.
 func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
-	c := &comparer{kind: typeMeta.Kind, typeKey: typeMeta.APIVersion + "/" + typeMeta.Kind,
+	c := &comparer{kind: typeMeta.Kind,
 		secret: typeMeta.Kind == "Secret" && !strings.Contains(typeMeta.APIVersion, "/")}
-	c.walk("", "", "", c.schema("", func() *openapi.ResourceSchema { return schemaFor(typeMeta) }), chart, cluster, true, true, nil)
+	c.walk("", "", "", rootSchema(typeMeta), chart, cluster, true, true, nil)
 	sort.SliceStable(c.res.Divergences, func(i, j int) bool { return c.res.Divergences[i].Path < c.res.Divergences[j].Path })
 	return c.res
 }
 
-func schemaFor(t yaml.TypeMeta) *openapi.ResourceSchema {
+// rootSchema is the kind's schema (nil for none), cached: the schemas of its fields are keyed
+// by it.
+func rootSchema(t yaml.TypeMeta) *openapi.ResourceSchema {
 	if t.Kind == "" {
 		return nil
 	}
-	return openapi.SchemaForResourceType(t)
+	return cachedSchema(schemaKey{field: t.APIVersion + "/" + t.Kind}, func() *openapi.ResourceSchema { return openapi.SchemaForResourceType(t) })
 }
 
 type comparer struct {
-	kind    string
-	typeKey string // apiVersion/kind, for the schema cache
-	secret  bool
-	res     Result
+	kind   string
+	secret bool
+	res    Result
 }
 
 // walk compares a and b at path (pattern: the path with "[]" for list elements); inA/inB say
@@ -115,7 +116,7 @@ func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 		for _, k := range sortedKeys(keys) {
 			av, okA := am[k]
 			bv, okB := bm[k]
-			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(pattern, s, k), av, bv, okA, okB, bm)
+			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(s, k), av, bv, okA, okB, bm)
 		}
 		return
 	}
@@ -211,7 +212,7 @@ func (c *comparer) list(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 	keys := mergeKeys(s)
 	var elems *openapi.ResourceSchema
 	if s != nil {
-		elems = c.elements(pattern, s)
+		elems = c.elements(s)
 	}
 	if len(keys) == 0 || !allMaps(a) || !allMaps(b) {
 		for i := 0; i < max(len(a), len(b)); i++ {
@@ -335,7 +336,7 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(pattern, s, k), t[k], cls, t)
+			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(s, k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
@@ -344,7 +345,7 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 		keys := mergeKeys(s)
 		var elems *openapi.ResourceSchema
 		if s != nil {
-			elems = c.elements(pattern, s)
+			elems = c.elements(s)
 		}
 		for i, e := range t {
 			name := fmt.Sprintf("%s[%d]", path, i)
@@ -403,35 +404,49 @@ func mergeKeys(s *openapi.ResourceSchema) []string {
 	return keys
 }
 
-// schemas caches kyaml's schema lookups by kind and field pattern: each Field or Elements call
-// resolves references and copies the schema anew, which dominated Compare's allocations.
-var schemas sync.Map // typeKey|pattern → *openapi.ResourceSchema (nil kept too)
+// schemas caches kyaml's schema lookups: each Field or Elements call resolves references and
+// copies the schema anew, which dominated Compare's allocations. A schema is keyed by the
+// cached schema it is a field of and the field's name, "[]" for a list's elements and "*" for
+// any key of a map (labels, a ConfigMap's data: every key has the one schema), so the cache
+// holds at most one entry per field of the schemas, whatever keys the objects hold: keyed by
+// the objects' own keys it grew with every label and data key it met, for as long as the
+// process ran (helm drift serve).
+var schemas sync.Map // schemaKey → *openapi.ResourceSchema (nil kept too)
 
-// schema returns the cached schema at pattern for the comparer's kind, computing it once.
-func (c *comparer) schema(pattern string, compute func() *openapi.ResourceSchema) *openapi.ResourceSchema {
-	key := c.typeKey + "|" + pattern
+// schemaKey is one schema lookup: field of parent, or the kind's root (parent nil, field
+// apiVersion/kind).
+type schemaKey struct {
+	parent *openapi.ResourceSchema
+	field  string
+}
+
+// cachedSchema returns the cached schema of key, computing it once.
+func cachedSchema(key schemaKey, compute func() *openapi.ResourceSchema) *openapi.ResourceSchema {
 	if v, ok := schemas.Load(key); ok {
 		return v.(*openapi.ResourceSchema)
 	}
-	s := compute()
-	schemas.Store(key, s)
-	return s
+	v, _ := schemas.LoadOrStore(key, compute())
+	return v.(*openapi.ResourceSchema)
 }
 
-// field is the schema of field k of s, which is the schema at pattern.
-func (c *comparer) field(pattern string, s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
+// field is the schema of field k of s (a cached schema).
+func (c *comparer) field(s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
+	if s == nil || s.Schema == nil {
+		return nil
+	}
+	name := k
+	if _, named := s.Schema.Properties[k]; !named {
+		name = "*" // a map's value, or no field at all: the same for every such key
+	}
+	return cachedSchema(schemaKey{s, name}, func() *openapi.ResourceSchema { return s.Field(k) })
+}
+
+// elements is the schema of the elements of the list s (a cached schema).
+func (c *comparer) elements(s *openapi.ResourceSchema) *openapi.ResourceSchema {
 	if s == nil {
 		return nil
 	}
-	return c.schema(join(pattern, k), func() *openapi.ResourceSchema { return s.Field(k) })
-}
-
-// elements is the schema of the elements of the list s, which is the schema at pattern.
-func (c *comparer) elements(pattern string, s *openapi.ResourceSchema) *openapi.ResourceSchema {
-	if s == nil {
-		return nil
-	}
-	return c.schema(pattern+"[]", s.Elements)
+	return cachedSchema(schemaKey{s, "[]"}, s.Elements)
 }
 
 func allMaps(l []any) bool {

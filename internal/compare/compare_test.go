@@ -204,3 +204,42 @@ spec:
 		t.Errorf("secret (-want +got):\n%s", diff)
 	}
 }
+
+// TestSchemaCacheBounded: the schema cache holds one entry per field of the schemas, however
+// many keys the objects hold (labels, annotations, a ConfigMap's data, a Deployment's
+// selector): comparing objects with ever new keys adds nothing once their shape has been met.
+// Keyed by the objects' keys, it grew with every one, as long as the process ran.
+func TestSchemaCacheBounded(t *testing.T) {
+	entries := func() (n int) {
+		schemas.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	object := func(kind string, i int) (yaml.TypeMeta, map[string]any) {
+		key := fmt.Sprintf("key-%d", i)
+		md := map[string]any{"name": "x", "labels": map[string]any{key: "a"}, "annotations": map[string]any{key: "a"}}
+		switch kind {
+		case "ConfigMap":
+			return yaml.TypeMeta{APIVersion: "v1", Kind: kind}, map[string]any{"metadata": md, "data": map[string]any{key: "a"}}
+		}
+		return yaml.TypeMeta{APIVersion: "apps/v1", Kind: kind}, map[string]any{"metadata": md, "spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{key: "a"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{key: "a"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{key: "1"}}}}}}}}
+	}
+	for _, kind := range []string{"ConfigMap", "Deployment"} {
+		tm, a := object(kind, 0)
+		_, b := object(kind, 1)
+		Compare(tm, a, b)
+		NewView(tm, a, b, nil)
+		before := entries()
+		for i := 2; i < 50; i++ {
+			tm, a := object(kind, i)
+			_, b := object(kind, i+100)
+			Compare(tm, a, b)
+			NewView(tm, a, b, nil)
+		}
+		if grown := entries() - before; grown != 0 {
+			t.Errorf("%s: the schema cache grew by %d entries over 48 objects with new keys; want 0", kind, grown)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func FuzzCompareSelf(f *testing.F) {
 	}
 	// Load kyaml's OpenAPI data before fuzzing, in every worker: its first use takes seconds,
 	// which would stall the first input each worker runs past a short -fuzztime.
-	schemaFor(yaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"})
+	rootSchema(yaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"})
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		var ma, mb map[string]any
 		if sigsyaml.Unmarshal(a, &ma) != nil || sigsyaml.Unmarshal(b, &mb) != nil {

@@ -27,12 +27,12 @@ type View struct {
 // NewView returns the view of one compared object: chart and cluster as given to Compare (both
 // normalised), divs the divergences kept for the report (after Ignore and Fold).
 func NewView(typeMeta yaml.TypeMeta, chart, cluster map[string]any, divs []Divergence) *View {
-	b := &viewer{comparer: comparer{kind: typeMeta.Kind, typeKey: typeMeta.APIVersion + "/" + typeMeta.Kind},
+	b := &viewer{comparer: comparer{kind: typeMeta.Kind},
 		rows: make(map[string]Class, len(divs)), v: &View{Chart: chart, ChartAt: map[string]string{}, LiveAt: map[string]string{}}}
 	for _, d := range divs {
 		b.rows[d.Path] = d.Class
 	}
-	live, _ := b.walk("", "", "", "", schemaFor(typeMeta), chart, cluster, true, true)
+	live, _ := b.walk("", "", "", "", rootSchema(typeMeta), chart, cluster, true, true)
 	b.v.Live, _ = live.(map[string]any)
 	if chart["kind"] == "Secret" {
 		b.v.Chart, b.v.Live = RedactSecret(b.v.Chart, b.v.Live)
@@ -101,7 +101,7 @@ func (b *viewer) walk(path, pattern, aPtr, outPtr string, s *openapi.ResourceSch
 			av, okA := am[k]
 			cv, okC := cm[k]
 			e := "/" + escapePointer(k)
-			if v, ok := b.walk(join(path, k), join(pattern, k), aPtr+e, outPtr+e, b.field(pattern, s, k), av, cv, okA, okC); ok {
+			if v, ok := b.walk(join(path, k), join(pattern, k), aPtr+e, outPtr+e, b.field(s, k), av, cv, okA, okC); ok {
 				out[k] = v
 			}
 		}
@@ -123,7 +123,7 @@ func (b *viewer) list(path, pattern, aPtr, outPtr string, s *openapi.ResourceSch
 	keys := mergeKeys(s)
 	var elems *openapi.ResourceSchema
 	if s != nil {
-		elems = b.elements(pattern, s)
+		elems = b.elements(s)
 	}
 	out := []any{}
 	add := func(name string, ai int, av, cv any, okA, okC bool) {

@@ -314,9 +314,11 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	previous, err := objectsOf(in.Previous, "stored manifest")
-	if err != nil {
-		return nil, err
+	previous := desired // diff release: the stored manifest is both
+	if in.Previous != in.Desired {
+		if previous, err = objectsOf(in.Previous, "stored manifest"); err != nil {
+			return nil, err
+		}
 	}
 	rerender, err := objectsOf(in.Rerender, "second render")
 	if err != nil {
@@ -326,6 +328,8 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The objects hold the documents' bytes; the manifests' text is not needed again.
+	in.Desired, in.Previous, in.Rerender, in.CRDs = "", "", "", ""
 	checker := owners.NewChecker(append(append(append([]manifest.Object{}, desired...), previous...), crds...),
 		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
 	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
