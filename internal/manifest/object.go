@@ -286,6 +286,10 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 				return o, false
 			}
 			sawNamespace, o.Namespace = true, internString(intern, v)
+		case "annotations":
+			if len(bytes.TrimSpace(stripComment(val))) != 0 {
+				return o, false // a flow mapping, alias or tag: perhaps a hook; the parser reads it
+			}
 		}
 	}
 	if !content {

@@ -35,7 +35,7 @@ func FuzzScan(f *testing.F) {
 			if !parsedOK {
 				continue
 			}
-			if got.APIVersion != want.APIVersion || got.Kind != want.Kind || got.Name != want.Name || got.Namespace != want.Namespace {
+			if got.APIVersion != want.APIVersion || got.Kind != want.Kind || got.Name != want.Name || got.Namespace != want.Namespace || got.Hook != want.Hook {
 				t.Fatalf("scanner %+v, parser %+v for %q", got, want, d.Body)
 			}
 		}

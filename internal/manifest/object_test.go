@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,8 +18,9 @@ func parsed(t *testing.T, d *Document) (Object, bool) {
 	}
 	n := root.YNode()
 	meta := Lookup(n, "metadata")
+	_, hook := StringMap(Lookup(meta, "annotations"))["helm.sh/hook"]
 	return Object{Doc: d, Item: -1, APIVersion: Scalar(n, "apiVersion"), Kind: Scalar(n, "kind"),
-		Name: Scalar(meta, "name"), Namespace: Scalar(meta, "namespace")}, true
+		Name: Scalar(meta, "name"), Namespace: Scalar(meta, "namespace"), Hook: hook}, true
 }
 
 // TestScanAgreesWithParser: wherever the line scanner claims certainty, it reads what the
@@ -37,6 +39,8 @@ func TestScanAgreesWithParser(t *testing.T) {
 		"null name":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ~\n",
 		"empty":         "# only a comment\n",
 		"tag":           "apiVersion: v1\nkind: !!str ConfigMap\nmetadata:\n  name: a\n",
+		"flow hook":     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: h\n  annotations: {helm.sh/hook: pre-upgrade}\n",
+		"hook":          "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: h\n  annotations:\n    \"helm.sh/hook\": pre-upgrade\n",
 	}
 	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
 	for _, f := range files {
@@ -57,8 +61,8 @@ func TestScanAgreesWithParser(t *testing.T) {
 			if !parsedOK {
 				continue // the scanner reads identities, it does not validate: Helm does
 			}
-			g := [4]string{got.APIVersion, got.Kind, got.Name, got.Namespace}
-			w := [4]string{want.APIVersion, want.Kind, want.Name, want.Namespace}
+			g := [5]string{got.APIVersion, got.Kind, got.Name, got.Namespace, fmt.Sprint(got.Hook)}
+			w := [5]string{want.APIVersion, want.Kind, want.Name, want.Namespace, fmt.Sprint(want.Hook)}
 			if diff := cmp.Diff(w, g); diff != "" {
 				t.Errorf("%s %s: scanner disagrees with the parser (-parser +scanner):\n%s", name, d.Name(), diff)
 			}
