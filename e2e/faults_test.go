@@ -179,4 +179,15 @@ spec:
 		out, errOut, code := diffBinary(t, "release", "gone", "-n", ns, "--kubeconfig", cluster.Kubeconfig)
 		return code == 2 && hasRow(out, "Gadget."+group+" "+ns+"/g", "CHART-ONLY", "(whole object)", "no: fails: the cluster does not serve Gadget"), out + errOut
 	})
+	// The upgrade fails as helm upgrade fails, its objects built by neither render (a check
+	// of the manifests stands for the Helm SDK's build): the new manifest's Gadget first.
+	_, helmErr := h.run(t, true, nil, "upgrade", "gone", chart, "-n", ns, "--dry-run")
+	out, errOut, code := diffBinary(t, "upgrade", "gone", chart, "-n", ns, "--kubeconfig", cluster.Kubeconfig)
+	want := `resource mapping not found for name: "g" namespace: "" from "": no matches for kind "Gadget" in version "` + group + `/v1"`
+	if code != 1 || !strings.Contains(errOut, "rendering the upgrade of "+ns+"/gone: "+want) || out != "" {
+		t.Errorf("diff upgrade with the Gadget kind gone: exit %d, want 1 and %s\n%s%s", code, want, out, errOut)
+	}
+	if !strings.Contains(helmErr, "UPGRADE FAILED: "+want) {
+		t.Errorf("helm upgrade --dry-run fails otherwise than predicted (%s):\n%s", want, helmErr)
+	}
 }

@@ -273,6 +273,15 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !spec.Install {
+		// What the renders' SDKs no longer build, checked as the real upgrade's build checks it:
+		// the new manifest first, then the stored one.
+		for _, m := range []struct{ text, which string }{{r.Manifest, "new"}, {last.Manifest, "current"}} {
+			if err := d.Config.buildable(m.text, m.which); err != nil {
+				return nil, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", ns, name, err)}
+			}
+		}
+	}
 	if d.ManifestOnly {
 		return &Result{Manifest: r.Manifest}, nil
 	}

@@ -279,10 +279,22 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	default:
 		last, _ = r.(*release4.Release)
 	}
+	if last != nil {
+		// An upgrade: its objects are built by neither render (see unbuilt4); buildable
+		// makes the one check of theirs that would stop the upgrade.
+		cfg.KubeClient = unbuilt4{cfg.KubeClient}
+	}
 	again := copyValues(vals) // the SDK may change the map it is given
 	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
+	}
+	if last != nil {
+		for _, m := range []struct{ text, which string }{{r.Manifest, "new"}, {last.Manifest, "current"}} {
+			if err := d.Config.buildable(m.text, m.which); err != nil {
+				return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
+			}
+		}
 	}
 	r.Source = src
 	if d.ManifestOnly {

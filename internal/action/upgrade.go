@@ -39,6 +39,10 @@ import (
 	postrenderer4 "helm.sh/helm/v4/pkg/postrenderer"
 	registry4 "helm.sh/helm/v4/pkg/registry"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 // Registry reaches a chart repository or OCI registry, with helm upgrade's flags.
@@ -146,26 +150,28 @@ type Render struct {
 // ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
 // upgrade would: what differs between the two renders is unstable.
 func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (*Render, error) {
-	newSDK := func(second bool) (upgradeSDK, error) {
+	newSDK := func() (upgradeSDK, error) {
 		if engine == "helm4" {
-			return c.upgrade4(spec, second)
+			return c.upgrade4(spec)
 		}
-		return c.upgrade3(spec, second)
+		return c.upgrade3(spec)
 	}
-	sdk, err := newSDK(false)
+	sdk, err := newSDK()
 	if err != nil {
 		return nil, err
 	}
-	return renderUpgrade(ctx, sdk, func() (upgradeSDK, error) { return newSDK(true) }, spec)
+	return renderUpgrade(ctx, sdk, newSDK, spec)
 }
 
-// unbuilt3 and unbuilt4 are the Helm SDKs' kube clients for the second render of an upgrade,
-// which builds no objects: on a dry run the SDK parses the stored and the new manifest into
-// objects only to refuse the upgrade (a kind the cluster does not serve, an object it may not
-// adopt), which the first render of the same inputs does and reports; the second render is
-// read for its manifest alone (the fields on which two renders disagree). Half of a render of a
-// chart with large CRDs is that parsing. An install is left as it is: whether its crds/ kinds
-// are served decides how it renders (see upgrade3.render).
+// unbuilt3 and unbuilt4 are the Helm SDKs' kube clients for both renders of an upgrade, which
+// build no objects. On a dry run the SDK builds the new manifest's objects three times (to
+// validate it, and with the stored manifest's to find the objects to adopt) and GETs each new
+// one, only to refuse the upgrade: a kind the cluster does not serve (the one refusal left
+// with TakeOwnership, which the renders set: whether Helm would adopt an object is the
+// report's to say). buildable makes that check from the manifests for a fraction of the cost;
+// on a 1,000-object release the builds were the largest part of a render's memory, and on a
+// chart with large CRDs a fifth of its time. An install is left as it is: whether its crds/
+// kinds are served decides how it renders (see upgrade3.render).
 type (
 	unbuilt3 struct{ kube3.Interface }
 	unbuilt4 struct{ kube4.Interface }
@@ -241,8 +247,8 @@ type upgrade3 struct {
 	offline bool
 }
 
-// upgrade3 makes the Helm 3 SDK's side; second: for the second render (see unbuilt3).
-func (c *Configuration) upgrade3(spec UpgradeSpec, second bool) (*upgrade3, error) {
+// upgrade3 makes the Helm 3 SDK's side.
+func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
 	settings.SetNamespace(spec.Namespace)
@@ -268,7 +274,7 @@ func (c *Configuration) upgrade3(spec UpgradeSpec, second bool) (*upgrade3, erro
 		return nil, &InputError{err}
 	}
 	cfg.RegistryClient = rc
-	if second && !spec.Install {
+	if !spec.Install {
 		cfg.KubeClient = unbuilt3{cfg.KubeClient}
 	}
 	up := helmaction.NewUpgrade(cfg)
@@ -386,8 +392,8 @@ type upgrade4 struct {
 	offline bool
 }
 
-// upgrade4 makes the Helm 4 SDK's side; second: for the second render (see unbuilt4).
-func (c *Configuration) upgrade4(spec UpgradeSpec, second bool) (*upgrade4, error) {
+// upgrade4 makes the Helm 4 SDK's side.
+func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
 	cfg, err := c.Helm4(spec.Namespace)
 	if err != nil {
 		return nil, err
@@ -413,7 +419,7 @@ func (c *Configuration) upgrade4(spec UpgradeSpec, second bool) (*upgrade4, erro
 		return nil, &InputError{err}
 	}
 	cfg.RegistryClient = rc
-	if second && !spec.Install {
+	if !spec.Install {
 		cfg.KubeClient = unbuilt4{cfg.KubeClient}
 	}
 	up := action4.NewUpgrade(cfg)
@@ -547,4 +553,48 @@ func ResolvePostRenderer(name string, args []string) (postrender.PostRenderer, e
 // served yet ("resource mapping not found ... ensure CRDs are installed first").
 func crdsNotServed(err error) bool {
 	return strings.Contains(err.Error(), "resource mapping not found") || strings.Contains(err.Error(), "ensure CRDs are installed first")
+}
+
+// buildable checks what the Helm SDK's build of a manifest's objects checks on a real upgrade
+// (which stops it): that the cluster serves the kind of every object. which is "new" (the
+// render, which Helm validates first and reports bare) or "current" (the stored manifest:
+// "unable to build kubernetes objects from current release manifest: ...").
+// xref: Helm v3 pkg/action/upgrade.go performUpgrade, Helm v4 the same; cli-runtime
+// resource.Builder (mappingFor).
+func (c *Configuration) buildable(text, which string) error {
+	wrap := func(err error) error {
+		if which == "new" {
+			return err
+		}
+		return fmt.Errorf("unable to build kubernetes objects from %s release manifest: %w", which, err)
+	}
+	st, err := manifest.Split([]byte(text))
+	if err != nil {
+		return wrap(err)
+	}
+	objs, err := manifest.Objects(st)
+	if err != nil {
+		return wrap(err)
+	}
+	served := map[schema.GroupVersionKind]error{}
+	for _, o := range objs {
+		if o.Hook {
+			continue
+		}
+		gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
+		err, seen := served[gvk]
+		if !seen {
+			_, err = c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			served[gvk] = err
+		}
+		switch {
+		case err == nil:
+		case meta.IsNoMatchError(err):
+			return wrap(fmt.Errorf("resource mapping not found for name: %q namespace: %q from \"\": no matches for kind %q in version %q; ensure CRDs are installed first",
+				o.Name, o.Namespace, o.Kind, o.APIVersion))
+		default:
+			return wrap(fmt.Errorf("%s %s: %w", o.Kind, o.Name, err))
+		}
+	}
+	return nil
 }
