@@ -314,15 +314,19 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	previous := desired // diff release: the stored manifest is both
-	if in.Previous != in.Desired {
+	// diff release: the stored manifest is both sides; a second render that is the first byte
+	// for byte has nothing unstable. Either is the desired objects themselves.
+	sameStored, sameRender := in.Previous == in.Desired, in.Rerender == in.Desired
+	previous, rerender := desired, desired
+	if !sameStored {
 		if previous, err = objectsOf(in.Previous, "stored manifest"); err != nil {
 			return nil, err
 		}
 	}
-	rerender, err := objectsOf(in.Rerender, "second render")
-	if err != nil {
-		return nil, err
+	if !sameRender {
+		if rerender, err = objectsOf(in.Rerender, "second render"); err != nil {
+			return nil, err
+		}
 	}
 	crds, err := objectsOf(in.CRDs, "the chart's crds/")
 	if err != nil {
@@ -330,21 +334,34 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	}
 	// The objects hold the documents' bytes; the manifests' text is not needed again.
 	in.Desired, in.Previous, in.Rerender, in.CRDs = "", "", "", ""
-	checker := owners.NewChecker(append(append(append([]manifest.Object{}, desired...), previous...), crds...),
-		owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
+	all := append([]manifest.Object{}, desired...)
+	if !sameStored {
+		all = append(all, previous...)
+	}
+	checker := owners.NewChecker(append(all, crds...), owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
 	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
 
-	prevByID := map[manifest.Identity]manifest.Object{}
-	for _, o := range previous {
-		if !o.Hook && o.Name != "" {
-			prevByID[checker.Identity(o)] = o
+	byID := func(objs []manifest.Object, same bool) map[manifest.Identity]manifest.Object {
+		if same {
+			return nil // each desired object is its own
 		}
+		ix := map[manifest.Identity]manifest.Object{}
+		for _, o := range objs {
+			if !o.Hook && o.Name != "" {
+				ix[checker.Identity(o)] = o
+			}
+		}
+		return ix
 	}
-	againByID := map[manifest.Identity]manifest.Object{}
-	for _, o := range rerender {
-		if !o.Hook && o.Name != "" {
-			againByID[checker.Identity(o)] = o
+	prevByID, againByID := byID(previous, sameStored), byID(rerender, sameRender)
+	counterpart := func(ix map[manifest.Identity]manifest.Object, same bool, o manifest.Object, id manifest.Identity) *manifest.Object {
+		if same {
+			return &o
 		}
+		if c, ok := ix[id]; ok {
+			return &c
+		}
+		return nil
 	}
 	var targets []*target
 	desiredIDs := map[manifest.Identity]bool{}
@@ -354,13 +371,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		}
 		id := checker.Identity(o)
 		desiredIDs[id] = true
-		t := &target{ob: o, id: id}
-		if p, ok := prevByID[id]; ok {
-			t.prev = &p
-		}
-		if a, ok := againByID[id]; ok {
-			t.again = &a
-		}
+		t := &target{ob: o, id: id, prev: counterpart(prevByID, sameStored, o, id), again: counterpart(againByID, sameRender, o, id)}
 		targets = append(targets, t)
 	}
 	for _, o := range crds {
