@@ -73,14 +73,19 @@ func (f *Cluster) List(_ context.Context, _, _, kind, namespace string) ([]live.
 	return metas, nil
 }
 
+// count counts one request of kind in namespace in *m.
+func (f *Cluster) count(m *map[string]int, group, kind, namespace string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[group+"/"+kind+"/"+namespace]++
+}
+
 // ListObjects returns the held objects of kind in namespace, counting the LIST.
 func (f *Cluster) ListObjects(_ context.Context, group, _, kind, namespace string) ([]map[string]any, error) {
-	f.mu.Lock()
-	if f.Lists == nil {
-		f.Lists = map[string]int{}
-	}
-	f.Lists[group+"/"+kind+"/"+namespace]++
-	f.mu.Unlock()
+	f.count(&f.Lists, group, kind, namespace)
 	if err := f.check(kind); err != nil {
 		return nil, err
 	}
@@ -89,12 +94,7 @@ func (f *Cluster) ListObjects(_ context.Context, group, _, kind, namespace strin
 
 // Get returns the held object, or NotFound, counting the GET.
 func (f *Cluster) Get(_ context.Context, group, _, kind, namespace, name string) (map[string]any, error) {
-	f.mu.Lock()
-	if f.Gets == nil {
-		f.Gets = map[string]int{}
-	}
-	f.Gets[group+"/"+kind+"/"+namespace]++
-	f.mu.Unlock()
+	f.count(&f.Gets, group, kind, namespace)
 	if err := f.check(kind); err != nil {
 		return nil, err
 	}
