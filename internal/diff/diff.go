@@ -394,6 +394,9 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			pruned = append(pruned, o)
 		}
 	}
+	if !sameStored {
+		keepChangedOnly(targets, pruned)
+	}
 	// One LIST per kind and namespace, concurrently.
 	for _, t := range targets {
 		m.listingFor(t.ob, t.id)
@@ -521,6 +524,28 @@ func objectsOf(text, what string) ([]manifest.Object, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return objs, nil
+}
+
+// keepChangedOnly lets the stored manifest's bytes go, keeping of it only what differs from
+// the new render: an object whose stored document is the new one byte for byte is the desired
+// object itself; a changed or pruned one keeps a copy of its own document. In most upgrades
+// most objects do not change. A List's item keeps its document (its node is parsed from it).
+func keepChangedOnly(targets []*target, pruned []manifest.Object) {
+	for _, t := range targets {
+		switch {
+		case t.crd || t.prev == nil || t.prev.Item >= 0:
+		case t.ob.Item < 0 && bytes.Equal(t.prev.Doc.YAML(), t.ob.Doc.YAML()):
+			p := t.ob
+			t.prev = &p
+		default:
+			t.prev.Doc = t.prev.Doc.Detached()
+		}
+	}
+	for i := range pruned {
+		if pruned[i].Item < 0 {
+			pruned[i].Doc = pruned[i].Doc.Detached()
+		}
+	}
 }
 
 // target is one desired object with what was found of it.

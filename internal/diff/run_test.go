@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 const (
@@ -271,5 +272,48 @@ spec:
 				t.Errorf("%s, live %v: row %q, want %q", tc.policy, tc.live != "", g, tc.want)
 			}
 		}
+	}
+}
+
+// TestKeepChangedOnly: of the stored manifest a run keeps only what differs from the new
+// render: an unchanged object's stored side is the desired object itself, a changed or pruned
+// one has bytes of its own (the stored manifest's buffer can go), and what is measured is the
+// same as with the stored manifest held whole.
+func TestKeepChangedOnly(t *testing.T) {
+	stored := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same, namespace: apps}\ndata: {a: b}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: changed, namespace: apps}\ndata: {a: old}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, namespace: apps}\ndata: {a: b}\n"
+	desired := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same, namespace: apps}\ndata: {a: b}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: changed, namespace: apps}\ndata: {a: new}\n"
+	objs := func(text string) []manifest.Object {
+		o, err := objectsOf(text, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	prev, want := objs(stored), objs(desired)
+	changedBody, goneBody := &prev[1].Doc.Body[0], &prev[2].Doc.Body[0] // inside the stored buffer
+	targets := []*target{{ob: want[0], prev: &prev[0]}, {ob: want[1], prev: &prev[1]}}
+	pruned := []manifest.Object{prev[2]}
+	keepChangedOnly(targets, pruned)
+	if targets[0].prev.Doc != want[0].Doc {
+		t.Error("an unchanged object: its stored side is not the desired object")
+	}
+	if d := targets[1].prev.Doc; &d.Body[0] == changedBody || string(d.YAML()) != string(prev[1].Doc.YAML()) {
+		t.Error("a changed object: its stored document is not a copy of its own")
+	}
+	if d := pruned[0].Doc; &d.Body[0] == goneBody || pruned[0].Name != "gone" {
+		t.Error("a pruned object: its stored document is not a copy of its own")
+	}
+
+	// Measured the same either way.
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, stored)}
+	rep, err := Run(context.Background(), cl, Input{Release: "r", Namespace: "apps", Revision: 1, Desired: desired, Previous: stored, Rendered: true, Normalize: Offline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rowsOf(rep), "\n"); !strings.Contains(got, "ConfigMap apps/changed") || len(rep.Prune) != 1 || rep.Prune[0].Object != "ConfigMap apps/gone" {
+		t.Errorf("rows:\n%s\nprune %v", got, rep.Prune)
 	}
 }

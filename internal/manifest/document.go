@@ -38,6 +38,12 @@ func newDocument(index, line int, sep, body []byte) *Document {
 	return &Document{Index: index, Line: line, Sep: sep, Body: body}
 }
 
+// Detached is the document with bytes of its own (unparsed): what a caller keeps of a stream
+// whose other documents it lets go, without holding the whole stream's bytes.
+func (d *Document) Detached() *Document {
+	return &Document{Index: d.Index, Line: d.Line, Sep: bytes.Clone(d.Sep), Body: bytes.Clone(d.Body), Origin: d.Origin}
+}
+
 // Contains reports whether the document's bytes contain sub. It is how a transform skips,
 // without parsing, a document it cannot apply to.
 func (d *Document) Contains(sub []byte) bool {
