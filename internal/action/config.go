@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/live"
 )
 
@@ -62,6 +63,7 @@ type Configuration struct {
 
 	mu   sync.Mutex
 	live *live.Client
+	snap *diff.Snapshot
 }
 
 // Made counts the kubeconfig loads and discovery clients that configurations made, so that a
@@ -171,6 +173,22 @@ func (c *Configuration) Helm4(namespace string) (*action4.Configuration, error) 
 		return nil, fmt.Errorf("helm storage: %w", err)
 	}
 	return cfg, nil
+}
+
+// Snapshot is the run's one read of the cluster (a diff.Snapshot over Live), made once: every
+// measurement over many releases made from this configuration shares it, so that serve's
+// diff release and diff helmrelease read each kind in each namespace once between them.
+func (c *Configuration) Snapshot(ctx context.Context) (*diff.Snapshot, error) {
+	cl, err := c.Live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap == nil {
+		c.snap = diff.NewSnapshot(cl)
+	}
+	return c.snap, nil
 }
 
 // Live is the client that reads the cluster's objects, made once.

@@ -102,13 +102,12 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	if err != nil {
 		return nil, fmt.Errorf("listing releases: %w", err)
 	}
-	cl, err := d.Config.Live(ctx)
+	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
+	// the number of releases there.
+	snap, err := d.Config.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
-	// the number of releases there.
-	snap := diff.NewSnapshot(cl)
 	s := summaries(len(rels), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		rel := rels[i]
 		rep, err := d.measure(ctx, snap, rel)

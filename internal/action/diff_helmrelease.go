@@ -187,14 +187,14 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 	if err := d.connect(ctx, targets); err != nil {
 		return nil, err
 	}
-	cl, err := d.Config.Live(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of HelmReleases there; each namespace's release storage and each source
 	// artifact once.
-	snap, shared := diff.NewSnapshot(cl), &sharedReads{}
+	snap, err := d.Config.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shared := &sharedReads{}
 	s := summaries(len(targets), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		name := targets[i].name()
 		res, err := d.run(ctx, snap, shared, targets[i])
