@@ -273,12 +273,8 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if !spec.Install {
-		// What the renders' SDKs no longer build, checked as the real upgrade's build checks it:
-		// the new manifest first, then the stored one.
-		for _, m := range []struct{ text, which string }{{r.Manifest, "new"}, {last.Manifest, "current"}} {
-			if err := d.Config.buildable(m.text, m.which); err != nil {
-				return nil, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", ns, name, err)}
-			}
+		if err := d.Config.upgradable(r.Manifest, last.Manifest); err != nil {
+			return nil, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", ns, name, err)}
 		}
 	}
 	if d.ManifestOnly {

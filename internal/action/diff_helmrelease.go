@@ -290,10 +290,8 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
 	if last != nil {
-		for _, m := range []struct{ text, which string }{{r.Manifest, "new"}, {last.Manifest, "current"}} {
-			if err := d.Config.buildable(m.text, m.which); err != nil {
-				return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
-			}
+		if err := d.Config.upgradable(r.Manifest, last.Manifest); err != nil {
+			return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 		}
 	}
 	r.Source = src

@@ -555,6 +555,16 @@ func crdsNotServed(err error) bool {
 	return strings.Contains(err.Error(), "resource mapping not found") || strings.Contains(err.Error(), "ensure CRDs are installed first")
 }
 
+// upgradable makes, on an upgrade's render and the stored manifest, the checks of the real
+// upgrade's builds, which the renders' SDKs no longer make (see unbuilt3), in Helm's order:
+// the new manifest, then the stored one.
+func (c *Configuration) upgradable(render, stored string) error {
+	if err := c.buildable(render, "new"); err != nil {
+		return err
+	}
+	return c.buildable(stored, "current")
+}
+
 // buildable checks what the Helm SDK's build of a manifest's objects checks on a real upgrade
 // (which stops it): that the cluster serves the kind of every object. which is "new" (the
 // render, which Helm validates first and reports bare) or "current" (the stored manifest:
