@@ -3,7 +3,6 @@ package action
 import (
 	"context"
 	"os"
-	"sync"
 
 	action4 "helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/storage"
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/helm-drift/helm-drift/internal/memo"
 )
 
 // releaseStorage answers the Helm 4 SDK's reads of release storage during one run: each
@@ -24,21 +25,13 @@ import (
 // reads the list cannot answer go to the cluster. The zero value is ready; a nil one reads
 // the cluster each time.
 type releaseStorage struct {
-	mu      sync.Mutex
-	lists   map[storageKey]*secretList
-	clients map[string]kubernetes.Interface
+	lists   memo.Map[storageKey, []corev1.Secret]
+	clients memo.Map[string, kubernetes.Interface]
 }
 
 // storageKey is one namespace's storage as one user reads it: an account that may not read
 // the storage fails as helm-controller would, not from a list the user read.
 type storageKey struct{ user, namespace string }
-
-// secretList is one namespace's release Secrets, read once.
-type secretList struct {
-	once  sync.Once
-	items []corev1.Secret
-	err   error
-}
 
 // helm4 is conf's Helm 4 SDK configuration with release storage in namespace, its reads
 // answered by s.
@@ -53,26 +46,17 @@ func (s *releaseStorage) helm4(conf *Configuration, namespace string) (*action4.
 		return cfg, nil // another driver reads no Secrets
 	}
 	user := conf.config.Impersonate.UserName
-	s.mu.Lock()
-	if s.lists == nil {
-		s.lists, s.clients = map[storageKey]*secretList{}, map[string]kubernetes.Interface{}
-	}
-	cs := s.clients[user]
-	if cs == nil {
-		if cs, err = kubernetes.NewForConfig(conf.RESTConfig()); err != nil {
-			s.mu.Unlock()
+	cs, err := s.clients.Get(user, func() (kubernetes.Interface, error) {
+		cs, err := kubernetes.NewForConfig(conf.RESTConfig())
+		if err != nil {
 			return nil, err
 		}
-		s.clients[user] = cs
+		return cs, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	key := storageKey{user, namespace}
-	list := s.lists[key]
-	if list == nil {
-		list = &secretList{}
-		s.lists[key] = list
-	}
-	s.mu.Unlock()
-	d := driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets(namespace), list: list})
+	d := driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets(namespace), lists: &s.lists, key: storageKey{user, namespace}})
 	d.SetLogger(cfg.Logger().Handler())
 	cfg.Releases = storage.Init(d)
 	return cfg, nil
@@ -82,19 +66,19 @@ func (s *releaseStorage) helm4(conf *Configuration, namespace string) (*action4.
 // releaseStorage).
 type listedSecrets struct {
 	typedcorev1.SecretInterface
-	list *secretList
+	lists *memo.Map[storageKey, []corev1.Secret]
+	key   storageKey
 }
 
 // releases reads the namespace's release Secrets, once.
 func (l *listedSecrets) releases(ctx context.Context) ([]corev1.Secret, error) {
-	l.list.once.Do(func() {
+	return l.lists.Get(l.key, func() ([]corev1.Secret, error) {
 		got, err := l.SecretInterface.List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
-		if err == nil {
-			l.list.items = got.Items
+		if err != nil {
+			return nil, err
 		}
-		l.list.err = err
+		return got.Items, nil
 	})
-	return l.list.items, l.list.err
 }
 
 // List answers a selection of release Secrets (a selector that requires owner=helm) from the

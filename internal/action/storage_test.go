@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/helm-drift/helm-drift/internal/memo"
 )
 
 // TestListedSecrets: the Helm 4 storage reads of several releases in one namespace (history,
@@ -30,9 +32,9 @@ func TestListedSecrets(t *testing.T) {
 		}
 	}
 	cs.ClearActions()
-	list := &secretList{}
-	listed := storage.Init(driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), list: list}))
-	again := storage.Init(driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), list: list}))
+	lists, key := &memo.Map[storageKey, []corev1.Secret]{}, storageKey{namespace: "apps"}
+	listed := storage.Init(driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), lists: lists, key: key}))
+	again := storage.Init(driver.NewSecrets(&listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), lists: lists, key: key}))
 
 	manifest := func(r any, err error) string {
 		t.Helper()
@@ -65,7 +67,7 @@ func TestListedSecrets(t *testing.T) {
 	if _, err := listed.Last("gone"); err == nil {
 		t.Error("Last(gone): want not found")
 	}
-	lists := func() (n int) {
+	listCalls := func() (n int) {
 		for _, a := range cs.Actions() {
 			if a.GetVerb() == "list" {
 				n++
@@ -75,12 +77,12 @@ func TestListedSecrets(t *testing.T) {
 	}
 	// direct's own reads above: a Last and a History for each name and each of the two
 	// others, 8; listed and again, sharing the list: one LIST between them.
-	if got := lists(); got != 9 {
+	if got := listCalls(); got != 9 {
 		t.Errorf("%d LISTs, want 9: 8 of the direct storage, 1 for both listed ones", got)
 	}
 
 	// What the list cannot answer is the cluster's.
-	sec := &listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), list: list}
+	sec := &listedSecrets{SecretInterface: cs.CoreV1().Secrets("apps"), lists: lists, key: key}
 	cs.ClearActions()
 	if got, err := sec.List(context.Background(), metav1.ListOptions{LabelSelector: "app=x"}); err != nil || len(got.Items) != 1 {
 		t.Errorf("List(app=x): %v, %v; want the one Secret, from the cluster", got, err)

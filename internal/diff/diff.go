@@ -24,6 +24,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/memo"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
@@ -578,8 +579,8 @@ type measure struct {
 	rules   []flux.IgnoreRule
 	lists   map[listKey]*listing
 
-	sources    memo[source]
-	crdSchemas memo[map[string]any]
+	sources    memo.Map[string, source]
+	crdSchemas memo.Map[string, map[string]any]
 
 	mu     sync.Mutex
 	dryRun map[string]string // resource → why the dry-run is not used for it ("" = use it)

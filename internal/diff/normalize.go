@@ -109,7 +109,7 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 // crdSchema is the openAPIV3Schema of t's kind and version, read once per measurement.
 func (m *measure) crdSchema(ctx context.Context, t *target) (map[string]any, error) {
 	group, version := splitAPIVersion(t.ob.APIVersion)
-	return m.crdSchemas.get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
+	return m.crdSchemas.Get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
 		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
 	})
 }

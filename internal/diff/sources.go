@@ -6,40 +6,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
 )
-
-// memo computes one value per key, once, whichever goroutine asks first.
-type memo[T any] struct {
-	mu    sync.Mutex
-	cells map[string]*memoCell[T]
-}
-
-type memoCell[T any] struct {
-	once sync.Once
-	v    T
-	err  error
-}
-
-func (m *memo[T]) get(key string, compute func() (T, error)) (T, error) {
-	m.mu.Lock()
-	if m.cells == nil {
-		m.cells = map[string]*memoCell[T]{}
-	}
-	c := m.cells[key]
-	if c == nil {
-		c = &memoCell[T]{}
-		m.cells[key] = c
-	}
-	m.mu.Unlock()
-	c.once.Do(func() { c.v, c.err = compute() })
-	return c.v, c.err
-}
 
 // source is the data of one ConfigMap or Secret an envFrom names; ok is false when it does
 // not exist.
@@ -62,7 +34,7 @@ func (m *measure) shadowRows(ctx context.Context, kind string, cluster, desired,
 	}
 	var readErr error
 	read := func(k, name string) (map[string]string, bool) {
-		s, err := m.sources.get(k+"/"+namespace+"/"+name, func() (source, error) { return m.source(ctx, k, namespace, name) })
+		s, err := m.sources.Get(k+"/"+namespace+"/"+name, func() (source, error) { return m.source(ctx, k, namespace, name) })
 		if err != nil && readErr == nil {
 			readErr = err
 		}

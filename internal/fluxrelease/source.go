@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/memo"
 	"github.com/opencontainers/go-digest"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -71,19 +71,16 @@ type ChartOptions struct {
 // changes the chart it renders). An artifact without a digest is fetched each time. The zero
 // value is ready.
 type Artifacts struct {
-	mu       sync.Mutex
-	byDigest map[string]*fetched
+	byDigest memo.Map[string, fetched]
 }
 
 // errDigest: an artifact's bytes do not match the digest its source advertises.
 var errDigest = errors.New("the artifact does not match its digest")
 
-// fetched is one artifact, fetched once.
+// fetched is one artifact's bytes and how they were read (Source.From).
 type fetched struct {
-	once sync.Once
 	data []byte
 	from string
-	err  error
 }
 
 // fetch returns the artifact of digest, fetched (by get) the first time it is asked for.
@@ -91,18 +88,11 @@ func (a *Artifacts) fetch(digest string, get func() ([]byte, string, error)) ([]
 	if a == nil || digest == "" {
 		return get()
 	}
-	a.mu.Lock()
-	if a.byDigest == nil {
-		a.byDigest = map[string]*fetched{}
-	}
-	f := a.byDigest[digest]
-	if f == nil {
-		f = &fetched{}
-		a.byDigest[digest] = f
-	}
-	a.mu.Unlock()
-	f.once.Do(func() { f.data, f.from, f.err = get() })
-	return f.data, f.from, f.err
+	f, err := a.byDigest.Get(digest, func() (fetched, error) {
+		data, from, err := get()
+		return fetched{data, from}, err
+	})
+	return f.data, f.from, err
 }
 
 // LoadChart reads a HelmRelease's chart the way helm-controller does: the artifact of its
