@@ -62,7 +62,11 @@ func ownersCheck(s *manifest.Stream) error {
 	if err != nil {
 		return err
 	}
-	if fs := owners.NewChecker(objs, owners.Options{Namespace: "default"}).Stream(objs); len(fs) > 0 {
+	fs, err := owners.NewChecker(objs, owners.Options{Namespace: "default"}).Stream(objs)
+	if err != nil {
+		return err
+	}
+	if len(fs) > 0 {
 		return fmt.Errorf("%d findings on a stream that has none: %s", len(fs), fs[0].Message)
 	}
 	return nil

@@ -42,7 +42,10 @@ func (o *Owners) Run(objs []manifest.Object) (*owners.Checker, []owners.Finding,
 		o.Options.Scopes = owners.ClusterScopes(cl)
 	}
 	c := owners.NewChecker(objs, o.Options)
-	findings := c.Stream(objs)
+	findings, err := c.Stream(objs)
+	if err != nil {
+		return nil, nil, err
+	}
 	if cl != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*timeout)
 		defer cancel()

@@ -111,7 +111,7 @@ var hookBytes = []byte("helm.sh/hook")
 // Objects reads the objects of every document in the stream. Most documents are read by a
 // line scanner that looks only at apiVersion, kind, metadata.name and metadata.namespace and
 // stops there; a document it cannot read with certainty (flow style, anchors, escapes, a List,
-// a hook annotation, a HelmRelease) is parsed in full. Empty and comment-only documents hold
+// a hook annotation) is parsed in full. Empty and comment-only documents hold
 // no object.
 //
 // Large streams are read by one goroutine per CPU, each over its own run of documents; the
@@ -147,8 +147,7 @@ func objectsOf(docs []*Document) ([]Object, error) {
 	objs := make([]Object, 0, len(docs))
 	intern := map[string]string{}
 	for _, d := range docs {
-		// HelmReleases are parsed in full: the checks read their spec.
-		if o, ok := scan(d, intern); ok && o.Kind != "HelmRelease" {
+		if o, ok := scan(d, intern); ok {
 			if o.Kind != "" {
 				objs = append(objs, o)
 			}

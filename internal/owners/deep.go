@@ -83,7 +83,7 @@ func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOption
 		}
 	}
 	for _, ob := range objs {
-		if ob.Kind != flux.HelmReleaseKind || ob.Group() != flux.HelmReleaseGroup || ob.Node == nil {
+		if ob.Kind != flux.HelmReleaseKind || ob.Group() != flux.HelmReleaseGroup {
 			continue
 		}
 		hrNS := c.Identity(ob).Namespace

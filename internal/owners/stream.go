@@ -2,6 +2,7 @@ package owners
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,7 +43,9 @@ func NewChecker(objs []manifest.Object, opts Options) *Checker {
 // Stream finds, within one stream, documents that are one object and HelmReleases that write
 // one Helm release. Hooks are left out: a hook and a template of one identity are two
 // lifecycles, and Helm 4 hands both to a post-renderer.
-func (c *Checker) Stream(objs []manifest.Object) []Finding {
+//
+// It fails only when a HelmRelease's document, which the line scanner read, cannot be parsed.
+func (c *Checker) Stream(objs []manifest.Object) ([]Finding, error) {
 	first := make(map[manifest.Identity]int, len(objs))
 	dups := map[manifest.Identity][]int{} // only identities seen more than once
 	var order []manifest.Identity
@@ -75,7 +78,11 @@ func (c *Checker) Stream(objs []manifest.Object) []Finding {
 			id, len(places), strings.Join(places, "; "))
 		findings = append(findings, f)
 	}
-	return append(findings, c.twoWriters(objs)...)
+	writers, err := c.twoWriters(objs)
+	if err != nil {
+		return nil, err
+	}
+	return append(findings, writers...), nil
 }
 
 // Target is the Helm release a Flux HelmRelease writes.
@@ -91,12 +98,12 @@ type helmRelease struct {
 	obj manifest.Object
 }
 
-func (c *Checker) twoWriters(objs []manifest.Object) []Finding {
+func (c *Checker) twoWriters(objs []manifest.Object) ([]Finding, error) {
 	byRelease := map[[2]string][]helmRelease{}
 	var order [][2]string
 	seen := map[manifest.Identity]bool{}
 	for _, o := range objs {
-		if o.Kind != flux.HelmReleaseKind || o.Group() != flux.HelmReleaseGroup || o.Node == nil {
+		if o.Kind != flux.HelmReleaseKind || o.Group() != flux.HelmReleaseGroup {
 			continue
 		}
 		id := c.Identity(o)
@@ -104,7 +111,11 @@ func (c *Checker) twoWriters(objs []manifest.Object) []Finding {
 			continue // the same HelmRelease twice is a duplicate identity already
 		}
 		seen[id] = true
-		hr := helmRelease{Target: ReleaseOf(o.Node, id.Namespace), obj: o}
+		target, err := targetOf(o, id.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		hr := helmRelease{Target: target, obj: o}
 		key := [2]string{hr.Storage, hr.Release}
 		if _, ok := byRelease[key]; !ok {
 			order = append(order, key)
@@ -128,7 +139,26 @@ func (c *Checker) twoWriters(objs []manifest.Object) []Finding {
 			strings.Join(names, " and "), key[1], key[0])
 		findings = append(findings, f)
 	}
-	return findings
+	return findings, nil
+}
+
+// releaseFields are the spec fields that make a HelmRelease's release other than its own name
+// in its own namespace.
+var releaseFields = [][]byte{[]byte("releaseName"), []byte("targetNamespace"), []byte("storageNamespace")}
+
+// targetOf returns the Helm release the HelmRelease o writes. One the line scanner read, whose
+// document names none of releaseFields and holds no backslash (an escape in a quoted key could
+// spell one), writes the release of its own name in its own namespace: its spec is not parsed.
+// Any other is parsed and read by ReleaseOf.
+func targetOf(o manifest.Object, namespace string) (Target, error) {
+	if o.Node == nil && o.Item < 0 && !o.Doc.Contains([]byte{'\\'}) && !slices.ContainsFunc(releaseFields, o.Doc.Contains) {
+		return Target{Namespace: namespace, Release: flux.ReleaseName(o.Name, "", ""), Storage: namespace}, nil
+	}
+	n, err := o.Parsed()
+	if err != nil {
+		return Target{}, err
+	}
+	return ReleaseOf(n, namespace), nil
 }
 
 // ReleaseOf returns the Helm release a HelmRelease writes, the way helm-controller names it
