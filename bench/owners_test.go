@@ -74,7 +74,7 @@ func TestOwnersCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
 	}
-	const pairs = 7
+	const pairs = 15
 	bin := helmDriftBinary(t)
 	streams := corpusStreams(t)
 	synthetic := benchStream(benchDocs)

@@ -111,7 +111,7 @@ func TestScanCRDCorpus(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		for _, d := range s.Docs {
-			o, ok := scan(d, map[string]string{})
+			o, ok := scan(d, &strs{})
 			if !ok || o.Kind != "CustomResourceDefinition" {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -145,7 +146,7 @@ const parallelDocs = 2000
 
 func objectsOf(docs []*Document) ([]Object, error) {
 	objs := make([]Object, 0, len(docs))
-	intern := map[string]string{}
+	intern := &strs{chunkSize: min(nameChunk, 32*len(docs))} // a small stream's names, a small chunk
 	for _, d := range docs {
 		if o, ok := scan(d, intern); ok {
 			if o.Kind != "" {
@@ -186,8 +187,8 @@ func objectsOf(docs []*Document) ([]Object, error) {
 // block-style document line by line, and stops once it has them. ok is false when the
 // document holds anything it cannot read with certainty, or a helm.sh/hook annotation; then
 // the caller parses it. An empty or comment-only document gives ok and an Object without
-// Kind. intern holds the apiVersion and kind strings already seen, so each is allocated once.
-func scan(d *Document, intern map[string]string) (Object, bool) {
+// Kind. intern makes the strings it reads.
+func scan(d *Document, intern *strs) (Object, bool) {
 	o := Object{Doc: d, Item: -1}
 	body := bytes.TrimPrefix(d.Body, []byte{0xEF, 0xBB, 0xBF})
 	if len(d.Sep) > 0 {
@@ -235,13 +236,13 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 				if !ok || sawAPI {
 					return o, false
 				}
-				sawAPI, o.APIVersion = true, internString(intern, v)
+				sawAPI, o.APIVersion = true, intern.interned(v)
 			case "kind":
 				v, ok := plainScalar(val)
 				if !ok || sawKind || bytes.HasSuffix(v, []byte("List")) {
 					return o, false
 				}
-				sawKind, o.Kind = true, internString(intern, v)
+				sawKind, o.Kind = true, intern.interned(v)
 			case "metadata":
 				if sawMeta || len(bytes.TrimSpace(stripComment(val))) != 0 {
 					return o, false // a duplicate, or a flow mapping, alias or tag
@@ -260,7 +261,7 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 			childIndent = indent
 		}
 		if indent != childIndent {
-			if k := bytes.TrimLeft(trimmed, `"'`); bytes.HasPrefix(k, hookBytes) {
+			if bytes.HasPrefix(trimQuotes(trimmed), hookBytes) {
 				return o, false // perhaps a hook: the parser reads the annotation
 			}
 			continue // deeper: labels, annotations, a block scalar's lines
@@ -278,13 +279,13 @@ func scan(d *Document, intern map[string]string) (Object, bool) {
 			if !ok || sawName {
 				return o, false
 			}
-			sawName, o.Name = true, string(v)
+			sawName, o.Name = true, intern.copied(v)
 		case "namespace":
 			v, ok := plainScalar(val)
 			if !ok || sawNamespace {
 				return o, false
 			}
-			sawNamespace, o.Namespace = true, internString(intern, v)
+			sawNamespace, o.Namespace = true, intern.interned(v)
 		case "annotations":
 			if len(bytes.TrimSpace(stripComment(val))) != 0 {
 				return o, false // a flow mapping, alias or tag: perhaps a hook; the parser reads it
@@ -377,7 +378,7 @@ func plainScalar(v []byte) ([]byte, bool) {
 		return nil, false
 	}
 	v = bytes.TrimSpace(stripComment(v))
-	if len(v) == 0 || bytes.ContainsAny(v, "\"'") {
+	if len(v) == 0 || bytes.IndexByte(v, '"') >= 0 || bytes.IndexByte(v, '\'') >= 0 {
 		return nil, false
 	}
 	switch string(v) {
@@ -387,12 +388,58 @@ func plainScalar(v []byte) ([]byte, bool) {
 	return v, true
 }
 
-// internString returns b as a string, allocating it only the first time it is seen.
-func internString(intern map[string]string, b []byte) string {
-	if s, ok := intern[string(b)]; ok {
+// trimQuotes drops the quotes a line starts with (bytes.TrimLeft with a cutset, which builds
+// its set on every call).
+func trimQuotes(b []byte) []byte {
+	for len(b) > 0 && (b[0] == '"' || b[0] == '\'') {
+		b = b[1:]
+	}
+	return b
+}
+
+// strs makes the strings a scan reads: apiVersion, kind and namespace interned, each distinct
+// one allocated once; names copied into shared chunks, an allocation per chunk, not per name.
+// The zero value is ready.
+type strs struct {
+	seen      map[string]string
+	chunk     []byte // names are appended here and never changed
+	chunkSize int    // the size of a new chunk (nameChunk when 0)
+}
+
+// nameChunk is the largest chunk names are copied into.
+const nameChunk = 16 << 10
+
+// interned returns b as a string, allocating it only the first time it is seen.
+func (st *strs) interned(b []byte) string {
+	if s, ok := st.seen[string(b)]; ok {
 		return s
 	}
+	if st.seen == nil {
+		st.seen = map[string]string{}
+	}
 	s := string(b)
-	intern[s] = s
+	st.seen[s] = s
 	return s
+}
+
+// copied returns a copy of b as a string.
+func (st *strs) copied(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(st.chunk)-len(st.chunk) {
+		size := st.chunkSize
+		if size <= 0 {
+			size = nameChunk
+		}
+		if len(b) > size/4 {
+			return string(b) // a long one gets its own allocation
+		}
+		st.chunk = make([]byte, 0, size)
+	}
+	start := len(st.chunk)
+	st.chunk = append(st.chunk, b...)
+	// The bytes of chunk[start:] are written once, above, and never again: the string's
+	// immutability holds.
+	return unsafe.String(&st.chunk[start], len(b))
 }

@@ -27,7 +27,7 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		for _, d := range s.Docs {
-			got, ok := scan(d, map[string]string{})
+			got, ok := scan(d, &strs{})
 			if !ok || got.Kind == "" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,7 +54,7 @@ func TestScanAgreesWithParser(t *testing.T) {
 			continue
 		}
 		for _, d := range s.Docs {
-			got, ok := scan(d, map[string]string{})
+			got, ok := scan(d, &strs{})
 			if !ok {
 				continue // the parser decides
 			}
@@ -92,5 +93,30 @@ func TestIdentityScopes(t *testing.T) {
 	}
 	if len(c.Notes) != 0 {
 		t.Errorf("notes for built-in kinds: %v", c.Notes)
+	}
+}
+
+// TestStrsCopied: names share chunks, and a string handed out never changes as more are
+// copied after it, into its chunk or a new one.
+func TestStrsCopied(t *testing.T) {
+	st := &strs{chunkSize: 64}
+	var got []string
+	var want []string
+	for i := range 40 {
+		b := []byte(fmt.Sprintf("name-%02d", i))
+		got = append(got, st.copied(b))
+		want = append(want, string(b))
+		b[0] = 'X' // the caller's bytes change; the copy does not
+	}
+	long := bytes.Repeat([]byte("n"), 17)
+	got, want = append(got, st.copied(long)), append(want, string(long))
+	got, want = append(got, st.copied(nil)), append(want, "")
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("copied %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if (&strs{}).copied([]byte("a")) != "a" {
+		t.Error("the zero strs does not copy")
 	}
 }

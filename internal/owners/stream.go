@@ -46,15 +46,27 @@ func NewChecker(objs []manifest.Object, opts Options) *Checker {
 //
 // It fails only when a HelmRelease's document, which the line scanner read, cannot be parsed.
 func (c *Checker) Stream(objs []manifest.Object) ([]Finding, error) {
-	first := make(map[manifest.Identity]int, len(objs))
-	dups := map[manifest.Identity][]int{} // only identities seen more than once
+	// Most names are one object's: objects are told apart by name first (one short string to
+	// hash), and only those that share a name are told apart by their whole identity.
+	byName := make(map[string]int, len(objs)) // name → its one object so far; -1 once shared
+	first := map[manifest.Identity]int{}      // the first object of each identity of a shared name
+	dups := map[manifest.Identity][]int{}     // only identities seen more than once
 	var order []manifest.Identity
 	for i, o := range objs {
 		if o.Hook || o.Name == "" {
 			continue
 		}
-		id := c.Identity(o)
-		j, seen := first[id]
+		id := c.Identity(o) // every object's, for the Notes of kinds assumed namespaced
+		j, seen := byName[o.Name]
+		if !seen {
+			byName[o.Name] = i
+			continue
+		}
+		if j >= 0 {
+			first[c.Identity(objs[j])] = j
+			byName[o.Name] = -1
+		}
+		j, seen = first[id]
 		if !seen {
 			first[id] = i
 			continue
