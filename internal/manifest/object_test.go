@@ -119,4 +119,13 @@ func TestStrsCopied(t *testing.T) {
 	if (&strs{}).copied([]byte("a")) != "a" {
 		t.Error("the zero strs does not copy")
 	}
+	name := []byte("app-00001")
+	if n := testing.AllocsPerRun(10, func() {
+		st := &strs{chunkSize: 1024}
+		for range 100 {
+			st.copied(name)
+		}
+	}); n > 3 {
+		t.Errorf("100 names of 9 bytes took %.0f allocations, want at most 3 (a 1 KiB chunk holds 113 of them)", n)
+	}
 }
