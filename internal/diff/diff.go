@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -431,8 +432,14 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	rep.HelmRelease = hrName
 	m.rules = append(append([]flux.IgnoreRule{}, in.Rules...), hrRules...)
 
+	// Offline, an object's measure asks the cluster nothing: more objects at once than CPUs
+	// would gain no time and hold more objects in flight.
+	perObject := in.Workers
+	if in.Normalize == Offline {
+		perObject = max(1, min(perObject, runtime.GOMAXPROCS(0)))
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(in.Workers)
+	g.SetLimit(perObject)
 	objs := make([]Object, len(targets))
 	for i, t := range targets {
 		g.Go(func() error {
