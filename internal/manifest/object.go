@@ -109,8 +109,8 @@ func (o Object) Group() string {
 
 var hookBytes = []byte("helm.sh/hook")
 
-// Objects reads the objects of every document in the stream. Most documents are read by a
-// line scanner that looks only at apiVersion, kind, metadata.name and metadata.namespace and
+// Objects reads the objects of every document in the stream. Most unparsed documents are read
+// by a line scanner that looks only at apiVersion, kind, metadata.name and metadata.namespace and
 // stops there; a document it cannot read with certainty (flow style, anchors, escapes, a List,
 // a hook annotation) is parsed in full. Empty and comment-only documents hold
 // no object.
@@ -148,11 +148,15 @@ func objectsOf(docs []*Document) ([]Object, error) {
 	objs := make([]Object, 0, len(docs))
 	intern := &strs{chunkSize: min(nameChunk, 32*len(docs))} // a small stream's names, a small chunk
 	for _, d := range docs {
-		if o, ok := scan(d, intern); ok {
-			if o.Kind != "" {
-				objs = append(objs, o)
+		// A document already parsed is read from its tree, which a transform may have changed
+		// and its text does not show; only the text of an unparsed one is what it holds.
+		if !d.Parsed() {
+			if o, ok := scan(d, intern); ok {
+				if o.Kind != "" {
+					objs = append(objs, o)
+				}
+				continue
 			}
-			continue
 		}
 		root, err := d.Node()
 		if err != nil {

@@ -3,6 +3,8 @@ package owners
 import (
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -47,5 +49,32 @@ func TestTargetOf(t *testing.T) {
 				t.Errorf("document parsed = %v, want %v", s.Docs[0].Parsed(), tt.parsed)
 			}
 		})
+	}
+}
+
+// TestTargetOfTransformed: a HelmRelease whose document a transform changed is read from its
+// changed tree, not from its text.
+func TestTargetOfTransformed(t *testing.T) {
+	s, err := manifest.Split([]byte("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\nspec:\n  interval: 10m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := s.Docs[0].Node()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := manifest.Lookup(root.YNode(), "spec")
+	spec.Content = append(spec.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "releaseName"}, &yaml.Node{Kind: yaml.ScalarNode, Value: "shop"})
+	s.Docs[0].MarkChanged()
+	objs, err := manifest.Objects(s)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("Objects: %v, %d objects", err, len(objs))
+	}
+	got, err := targetOf(objs[0], "apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Target{Namespace: "apps", Release: "shop", Storage: "apps"}); got != want {
+		t.Errorf("targetOf = %+v, want %+v", got, want)
 	}
 }
