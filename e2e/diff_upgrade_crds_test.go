@@ -59,6 +59,37 @@ func TestDiffUpgradeCRDs(t *testing.T) {
 	}
 }
 
+// TestDiffUpgradeCRDsSwitchedOff: the crds/ of a subchart a condition switches off are not the
+// release's: helm install creates none of them, and diff upgrade --install lists none (with the
+// subchart on, it lists its CRD as helm install would create it).
+func TestDiffUpgradeCRDsSwitchedOff(t *testing.T) {
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	chart := filepath.Join(repoRoot, "testdata/charts/crdswitch")
+	const crd = "widgets.crdswitch.example.com"
+	crdGone(t, crd)
+	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
+	row := "CustomResourceDefinition.apiextensions.k8s.io " + crd
+
+	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
+	if code != 2 || !hasRow(out, row, "CHART-ONLY", "(whole object)", "yes: created (helm install, from crds/") {
+		t.Errorf("--install with the CRD subchart on: exit %d, want its CRD listed as created by helm install\n%s%s", code, out, errOut)
+	}
+	off := []string{"--set", "crds.enabled=false"}
+	out, errOut, code = diffBinary(t, append([]string{"upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig}, off...)...)
+	if strings.Contains(out, crd) {
+		t.Errorf("--install with the CRD subchart off: exit %d, want no row of its CRD\n%s%s", code, out, errOut)
+	}
+	h.run(t, false, nil, append([]string{"install", "app", chart, "-n", ns}, off...)...)
+	if _, err := cluster.Dynamic.Resource(crds).Get(context.Background(), crd, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("helm install with the CRD subchart off: the CRD is there (%v), want it not created", err)
+	}
+	out, errOut, code = diffBinary(t, append([]string{"upgrade", "app", chart, "-n", ns, "--kubeconfig", cluster.Kubeconfig}, off...)...)
+	if code != 0 || strings.Contains(out, crd) {
+		t.Errorf("the installed release, its CRD subchart off: exit %d, want 0 and no row of the CRD\n%s%s", code, out, errOut)
+	}
+}
+
 func stringsOf(v any) []string {
 	var out []string
 	l, _ := v.([]any)

@@ -1,43 +1,65 @@
 package diffbench
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
-// TestUpgradeCompare prints, with -compare (make bench), one `diff upgrade` of the corpus chart
-// with the largest rendered stream against `helm diff upgrade --three-way-merge` for the same
-// upgrade, paired runs in one session: helm-drift in auto and offline mode, and its ratio to
-// helm-diff (the target: at most 0.3x). The corpus sits beside the checkout in CI; without it
-// the test skips.
+var (
+	upgradeChart = flag.String("upgrade-chart", "", "a chart directory for TestUpgradeCompare to measure instead of the corpus chart with the largest stream (make bench passes one that scripts/modchart.sh assembles from the module proxy)")
+	upgradeArgs  = flag.String("upgrade-chart-args", "", "helm install and upgrade arguments for -upgrade-chart, split at spaces")
+)
+
+// TestUpgradeCompare prints, with -compare (make bench), one `diff upgrade` of a large chart
+// against `helm diff upgrade --three-way-merge` for the same upgrade, paired runs in one
+// session: helm-drift in auto and offline mode, and its ratio to helm-diff (the target: at most
+// 0.3x). The chart is -upgrade-chart, or else the corpus chart with the largest rendered
+// stream (the corpus sits beside the checkout in CI; without either the test skips).
 func TestUpgradeCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
 	}
+	var c testenv.CorpusChart
+	var chart, what string
+	if *upgradeChart != "" {
+		chart, what = *upgradeChart, "chart "+filepath.Base(*upgradeChart)
+		c = testenv.CorpusChart{Path: chart, Release: "big", Namespace: "big", Args: strings.Fields(*upgradeArgs)}
+	}
 	corpus, charts, ok := testenv.Corpus(t)
-	if !ok {
-		t.Skipf("corpus: %s not found (it sits beside the checkout in CI)", corpus)
+	if chart == "" && !ok {
+		t.Skipf("corpus: %s not found (it sits beside the checkout in CI), and no -upgrade-chart", corpus)
 	}
 	env, bin := startBench(t)
 	helm, base := helmDiffEnv(t, env)
 
-	// The chart whose stream is the largest: where rendering costs most.
-	best, size := -1, 0
-	for i, c := range charts {
-		r := measure(t, base, helm, append([]string{"template", c.Release, filepath.Join(corpus, c.Path), "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
-		if r.code == 0 && len(r.out) > size {
-			best, size = i, len(r.out)
+	size := 0
+	if chart == "" {
+		// The chart whose stream is the largest: where rendering costs most.
+		best := -1
+		for i, c := range charts {
+			r := measure(t, base, helm, append([]string{"template", c.Release, filepath.Join(corpus, c.Path), "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+			if r.code == 0 && len(r.out) > size {
+				best, size = i, len(r.out)
+			}
 		}
+		if best < 0 {
+			t.Fatal("no corpus chart renders")
+		}
+		c = charts[best]
+		chart, what = filepath.Join(corpus, c.Path), "corpus chart "+c.Path
+	} else {
+		r := measure(t, base, helm, append([]string{"template", c.Release, chart, "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+		if r.code != 0 {
+			t.Fatalf("helm template %s: %s", chart, r.stderr)
+		}
+		size = len(r.out)
 	}
-	if best < 0 {
-		t.Fatal("no corpus chart renders")
-	}
-	c := charts[best]
-	chart := filepath.Join(corpus, c.Path)
 	if r := measure(t, base, helm, append([]string{"install", c.Release, chart, "-n", c.Namespace, "--create-namespace"}, c.Args...)...); r.code != 0 {
 		t.Fatalf("helm install %s: %s", c.Path, r.stderr)
 	}
@@ -56,7 +78,7 @@ func TestUpgradeCompare(t *testing.T) {
 		}
 	}
 	ma, mo, mh := median(auto), median(offline), median(hd)
-	fmt.Printf("\ndiff upgrade of corpus chart %s (%d KB rendered), unchanged values, median of %d paired runs:\n", c.Path, size/1024, *runs)
+	fmt.Printf("\ndiff upgrade of %s (%d KB rendered), unchanged values, median of %d paired runs:\n", what, size/1024, *runs)
 	fmt.Printf("  %-44s %8s %8s\n", "", "wall", "ratio")
 	fmt.Printf("  %-44s %8s %7.2fx\n", "helm drift diff upgrade (auto)", ma.wall.Round(time.Millisecond), ma.wall.Seconds()/mh.wall.Seconds())
 	fmt.Printf("  %-44s %8s %7.2fx\n", "helm drift diff upgrade --normalize offline", mo.wall.Round(time.Millisecond), mo.wall.Seconds()/mh.wall.Seconds())

@@ -250,7 +250,15 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Which Helm wrote the release is read beside the release itself (each decodes it).
+	var (
+		chosen    Engine
+		chooseErr error
+		choosing  sync.WaitGroup
+	)
+	choosing.Go(func() { chosen, chooseErr = d.chooseEngine() })
 	last, err := helmaction.NewGet(cfg).Run(name)
+	choosing.Wait()
 	spec := d.Spec
 	var eng Engine
 	switch {
@@ -263,10 +271,22 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 		}
 	case err != nil:
 		return nil, ReleaseError(ns, name, err)
+	case chooseErr != nil:
+		return nil, chooseErr
 	default:
-		if eng, err = d.chooseEngine(); err != nil {
-			return nil, err
-		}
+		eng = chosen
+	}
+	snap, err := d.Config.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !spec.Install {
+		// The cluster is read while the chart renders: what the stored release holds and the
+		// chart's crds/ are, but for what the upgrade adds or drops, what the measure reads.
+		var prefetch sync.WaitGroup
+		defer prefetch.Wait()
+		prefetch.Go(func() { diff.Prefetch(ctx, snap, ns, last.Manifest) })
+		spec.Loaded = func(crds string) { prefetch.Go(func() { diff.Prefetch(ctx, snap, ns, crds) }) }
 	}
 	r, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
 	if err != nil {
@@ -283,11 +303,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if r.Offline {
 		eng.Why += "; the chart's crds/ kinds are not served yet, so the install was rendered without the cluster, as helm template renders: lookup answered nothing"
 	}
-	cl, err := d.Config.Live(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rep, err := diff.Run(ctx, cl, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
+	rep, err := diff.Run(ctx, snap, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
 		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable, Engine: eng.String(),
 		Rendered: true, SameInputs: !spec.Install && r.Inputs != "" && r.Inputs == inputs3(last.Chart, last.Config).digest(),
 		CRDs: r.CRDs, CRDPolicy: crdPolicy(spec.Install),

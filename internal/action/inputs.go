@@ -2,9 +2,14 @@ package action
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 
 	chart3 "helm.sh/helm/v3/pkg/chart"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -27,17 +32,58 @@ type chartInputs struct {
 	Dependencies  []chartInputs
 }
 
-// digest is the inputs' SHA-256 ("" when they cannot be encoded).
+// digest is the inputs' SHA-256 ("" when they cannot be encoded). The files are hashed as
+// they are, each after its name and length (a chart's crds/ and dashboards can be megabytes:
+// encoding them first cost more than the hash); values and schema as JSON, whose map keys are
+// sorted, so equal inputs hash equal.
 func (in renderInputs) digest() string {
 	if len(in.Config) == 0 {
 		in.Config = nil // a release stores no values as null, a render as {}
 	}
-	b, err := json.Marshal(in) // map keys are sorted: equal inputs encode equal
-	if err != nil {
+	h := sha256.New()
+	if !in.Chart.hash(h) || !hashJSON(h, in.Config) {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hash writes c into h: metadata, values and schema, the files by name, then the
+// dependencies. false when the values cannot be encoded.
+func (c chartInputs) hash(h hash.Hash) bool {
+	if !hashJSON(h, []any{c.Name, c.Version, c.Values}) {
+		return false
+	}
+	hashBytes(h, c.Schema)
+	names := slices.Sorted(maps.Keys(c.Files))
+	hashBytes(h, []byte(strconv.Itoa(len(names))))
+	for _, n := range names {
+		hashBytes(h, []byte(n))
+		hashBytes(h, c.Files[n])
+	}
+	hashBytes(h, []byte(strconv.Itoa(len(c.Dependencies))))
+	for _, d := range c.Dependencies {
+		if !d.hash(h) {
+			return false
+		}
+	}
+	return true
+}
+
+// hashBytes writes b after its length, so that no two sequences of writes hash alike.
+func hashBytes(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+func hashJSON(h hash.Hash, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	hashBytes(h, b)
+	return true
 }
 
 // inputs3 reads a Helm 3 release's (or render's) inputs.

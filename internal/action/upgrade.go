@@ -112,6 +112,10 @@ type UpgradeSpec struct {
 	Kubeconfig, KubeContext string
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
+	// Loaded, when set, is called once the chart is loaded, before it renders, with its crds/
+	// (its dependencies' too, those the render will drop included) as one manifest: diff
+	// upgrade reads the cluster meanwhile.
+	Loaded func(crds string)
 }
 
 // upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
@@ -131,8 +135,8 @@ type upgradeSDK interface {
 	// manifest.
 	crds() string
 	// render renders the upgrade (or install) once, its values merged afresh, and returns the
-	// manifest and the digest of the render's inputs (see renderInputs).
-	render(ctx context.Context) (string, string, error)
+	// manifest and the render's inputs (the caller digests them where it compares them).
+	render(ctx context.Context) (string, renderInputs, error)
 }
 
 // Render is the upgrade rendered twice: what differs between Manifest and Again is unstable.
@@ -211,22 +215,35 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 			return nil, &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
 		}
 	}
-	r := &Render{CRDs: sdk.crds()}
+	if spec.Loaded != nil {
+		spec.Loaded(sdk.crds())
+	}
+	r := &Render{}
 	second, err := twin()
 	if err != nil {
 		return nil, err
 	}
-	if err := second.load(path); err != nil {
-		return nil, &InputError{fmt.Errorf("chart %s: %w", spec.Chart, err)}
-	}
 	var again error
 	var wg sync.WaitGroup
-	wg.Go(func() { r.Again, _, again = second.render(ctx) })
-	r.Manifest, r.Inputs, err = sdk.render(ctx)
+	wg.Go(func() {
+		// The twin loads its own copy of the chart (the SDKs change the chart they render)
+		// while the first render runs.
+		if again = second.load(path); again != nil {
+			again = &InputError{fmt.Errorf("chart %s: %w", spec.Chart, again)}
+			return
+		}
+		r.Again, _, again = second.render(ctx)
+	})
+	var inputs renderInputs
+	r.Manifest, inputs, err = sdk.render(ctx)
 	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
+	r.Inputs = inputs.digest()
+	// The chart's crds/ as the render left it: the SDK drops the dependencies a condition or
+	// tag disables, and helm install installs the crds/ of those that are left.
+	r.CRDs = sdk.crds()
 	if again != nil {
 		return nil, again
 	}
@@ -336,11 +353,11 @@ func writeCRD(b *strings.Builder, filename string, data []byte) {
 	fmt.Fprintf(b, "---\n# Source: %s\n%s\n", filename, strings.TrimSpace(string(data)))
 }
 
-func (u *upgrade3) render(ctx context.Context) (string, string, error) {
+func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 	// Values merged afresh each time: the SDK may change the map it is given.
 	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
 	if err != nil {
-		return "", "", &InputError{fmt.Errorf("values: %w", err)}
+		return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 	}
 	var rel *release.Release
 	if u.spec.Install {
@@ -355,11 +372,11 @@ func (u *upgrade3) render(ctx context.Context) (string, string, error) {
 			// mapped on a dry run (helm install --dry-run=server fails the same way; the real
 			// install creates the CRDs first): rendered without the cluster.
 			if vals, err = u.spec.Values.MergeValues(getter.All(u.settings)); err != nil {
-				return "", "", &InputError{fmt.Errorf("values: %w", err)}
+				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
 			cfg, cerr := u.conf.Helm3(u.spec.Namespace)
 			if cerr != nil {
-				return "", "", cerr
+				return "", renderInputs{}, cerr
 			}
 			off := helmaction.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRun, off.ClientOnly, off.Replace = u.spec.Release, u.spec.Namespace, true, true, true
@@ -374,9 +391,9 @@ func (u *upgrade3) render(ctx context.Context) (string, string, error) {
 		rel, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
 	if err != nil {
-		return "", "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
+		return "", renderInputs{}, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
 	}
-	return rel.Manifest, inputs3(rel.Chart, rel.Config).digest(), nil
+	return rel.Manifest, inputs3(rel.Chart, rel.Config), nil
 }
 
 // upgrade4 is the Helm 4 SDK's side, as "helm upgrade" of the Helm 4 CLI renders.
@@ -480,13 +497,13 @@ func (u *upgrade4) crds() string {
 	return chartCRDs(ch)
 }
 
-func (u *upgrade4) render(ctx context.Context) (string, string, error) {
+func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 	v := u.spec.Values
 	vo := values4.Options{ValueFiles: v.ValueFiles, StringValues: v.StringValues, Values: v.Values,
 		FileValues: v.FileValues, JSONValues: v.JSONValues, LiteralValues: v.LiteralValues}
 	vals, err := vo.MergeValues(getter4.All(u.settings))
 	if err != nil {
-		return "", "", &InputError{fmt.Errorf("values: %w", err)}
+		return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 	}
 	var res any
 	if u.spec.Install {
@@ -498,11 +515,11 @@ func (u *upgrade4) render(ctx context.Context) (string, string, error) {
 		if err != nil && crdsNotServed(err) && u.crds() != "" {
 			// As upgrade3.render: the install's crds/ kinds are not served yet.
 			if vals, err = vo.MergeValues(getter4.All(u.settings)); err != nil {
-				return "", "", &InputError{fmt.Errorf("values: %w", err)}
+				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
 			cfg, cerr := u.conf.Helm4(u.spec.Namespace)
 			if cerr != nil {
-				return "", "", cerr
+				return "", renderInputs{}, cerr
 			}
 			off := action4.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRunStrategy, off.Replace = u.spec.Release, u.spec.Namespace, action4.DryRunClient, true
@@ -517,13 +534,13 @@ func (u *upgrade4) render(ctx context.Context) (string, string, error) {
 		res, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
 	}
 	if err != nil {
-		return "", "", &InputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", u.spec.Namespace, u.spec.Release, err)}
+		return "", renderInputs{}, &InputError{fmt.Errorf("rendering the upgrade of %s/%s with the Helm 4 SDK: %w", u.spec.Namespace, u.spec.Release, err)}
 	}
 	rel, ok := res.(*release4.Release)
 	if !ok {
-		return "", "", fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", u.spec.Namespace, u.spec.Release, res)
+		return "", renderInputs{}, fmt.Errorf("rendering the upgrade of %s/%s: the Helm 4 SDK returned a %T", u.spec.Namespace, u.spec.Release, res)
 	}
-	return rel.Manifest, inputs4(rel.Chart, rel.Config).digest(), nil
+	return rel.Manifest, inputs4(rel.Chart, rel.Config), nil
 }
 
 // ResolvePostRenderer resolves --post-renderer as the two Helms do: a path (it holds a path

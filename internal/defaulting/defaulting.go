@@ -101,18 +101,14 @@ func decodeError(gvk schema.GroupVersionKind, err error) error {
 }
 
 // CustomResource returns obj as the API server would store a custom resource whose CRD
-// declares openAPIV3Schema for its version: metadata coerced to ObjectMeta, unknown fields
+// declares sch for its version (nil: obj as it is): metadata coerced to ObjectMeta, unknown fields
 // pruned (unless preserved), nulls of non-nullable fields without a default dropped, then the
 // schema's defaults applied.
 // xref: k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go
 // (unstructuredSchemaCoercer.apply, unstructuredDefaulter.Default).
-func CustomResource(obj map[string]any, openAPIV3Schema map[string]any) (map[string]any, error) {
-	if openAPIV3Schema == nil {
+func CustomResource(obj map[string]any, sch *Schema) (map[string]any, error) {
+	if sch == nil {
 		return obj, nil
-	}
-	sch, err := crdSchemaOf(openAPIV3Schema)
-	if err != nil {
-		return nil, err
 	}
 	s := sch.defaults
 	b, err := json.Marshal(obj)
@@ -145,10 +141,11 @@ func CustomResource(obj map[string]any, openAPIV3Schema map[string]any) (map[str
 	return numbers(out).(map[string]any), nil
 }
 
-// crdSchema is a CRD version's openAPIV3Schema made ready once: its internal and structural
-// forms, the structural form with its defaults pruned (what CustomResource applies), and its
-// validation, made on first use (ValidateCustomResourceUpdate).
-type crdSchema struct {
+// Schema is a CRD version's openAPIV3Schema made ready once (NewSchema): its internal and
+// structural forms, the structural form with its defaults pruned (what CustomResource
+// applies), and its validation, made on first use (ValidateCustomResourceUpdate). A nil
+// *Schema is a kind no CRD schema describes.
+type Schema struct {
 	internal   *apiextensionsinternal.JSONSchemaProps
 	structural *structuralschema.Structural
 	defaults   *structuralschema.Structural
@@ -161,13 +158,20 @@ type crdSchema struct {
 // crdSchemas caches each schema by its JSON text.
 var crdSchemas sync.Map
 
-func crdSchemaOf(openAPIV3Schema map[string]any) (*crdSchema, error) {
+// NewSchema makes openAPIV3Schema (decoded) ready; nil for nil. Equal schemas are made once
+// for the process. A caller that meets one schema many times (one per kind and version in a
+// run) should keep the *Schema rather than call this for each object: it encodes the schema
+// to find it.
+func NewSchema(openAPIV3Schema map[string]any) (*Schema, error) {
+	if openAPIV3Schema == nil {
+		return nil, nil
+	}
 	b, err := json.Marshal(openAPIV3Schema)
 	if err != nil {
 		return nil, err
 	}
 	if s, ok := crdSchemas.Load(string(b)); ok {
-		return s.(*crdSchema), nil
+		return s.(*Schema), nil
 	}
 	internal, err := internalSchema(b)
 	if err != nil {
@@ -181,7 +185,7 @@ func crdSchemaOf(openAPIV3Schema map[string]any) (*crdSchema, error) {
 	if err := structuraldefaulting.PruneDefaults(defaults); err != nil {
 		return nil, fmt.Errorf("CRD schema defaults: %w", err)
 	}
-	c := &crdSchema{internal: internal, structural: s, defaults: defaults}
+	c := &Schema{internal: internal, structural: s, defaults: defaults}
 	crdSchemas.Store(string(b), c)
 	return c, nil
 }

@@ -160,7 +160,11 @@ spec:
   unknown: 1
   extra: {anything: [1]}
 `)
-	out, err := CustomResource(obj, schema)
+	sch, err := NewSchema(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := CustomResource(obj, sch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +236,11 @@ func TestValidateCustomResourceUpdate(t *testing.T) {
 		{"not in the enum", widget(5, "slowest"), widget(5, "fast"), "spec.mode: Unsupported value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			refused, err := ValidateCustomResourceUpdate(context.Background(), tc.next, tc.live, schema)
+			sch, err := NewSchema(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refused, err := ValidateCustomResourceUpdate(context.Background(), tc.next, tc.live, sch)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -123,7 +123,7 @@ type crValidation struct {
 }
 
 // validator makes the schema's validation, once.
-func (c *crdSchema) validator() (*crValidation, error) {
+func (c *Schema) validator() (*crValidation, error) {
 	c.validateOnce.Do(func() {
 		validator, _, err := apiextensionsvalidation.NewSchemaValidator(c.internal)
 		if err != nil {
@@ -143,13 +143,9 @@ func (c *crdSchema) validator() (*crValidation, error) {
 // the stored one. Each Refused names the field and says what is wrong, never the value.
 //
 // xref: k8s.io/apiextensions-apiserver pkg/registry/customresource/strategy.go ValidateUpdate.
-func ValidateCustomResourceUpdate(ctx context.Context, next, live, openAPIV3Schema map[string]any) ([]Refused, error) {
-	if openAPIV3Schema == nil {
+func ValidateCustomResourceUpdate(ctx context.Context, next, live map[string]any, sch *Schema) ([]Refused, error) {
+	if sch == nil {
 		return nil, nil
-	}
-	sch, err := crdSchemaOf(openAPIV3Schema)
-	if err != nil {
-		return nil, err
 	}
 	v, err := sch.validator()
 	if err != nil {

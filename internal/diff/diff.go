@@ -399,14 +399,16 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if !sameStored {
 		keepChangedOnly(targets, pruned)
 	}
-	// One LIST per kind and namespace, concurrently.
+	// One LIST per kind and namespace (a GET per object of a kind read by name), concurrently.
 	for _, t := range targets {
-		m.listingFor(t.ob, t.id)
+		listingFor(m.lists, t.ob, t.id)
 	}
 	for _, o := range pruned {
-		m.listingFor(o, checker.Identity(o))
+		listingFor(m.lists, o, checker.Identity(o))
 	}
-	if err := m.listAll(ctx); err != nil {
+	if err := readAll(ctx, cl, m.lists, in.Workers, func(err error, verb string, k listKey) error {
+		return m.explain(err, verb, k.group, k.version, k.kind, k.namespace)
+	}); err != nil {
 		return nil, err
 	}
 	for _, t := range targets {
@@ -572,10 +574,20 @@ type listKey struct{ group, version, kind, namespace string }
 
 type listing struct {
 	byName map[string]map[string]any
+	// names: the objects to read one by one (a kind whose LIST would read far more than the
+	// release holds); nil for a LIST.
+	names []string
 	// notServed: the cluster does not serve the kind (its CRD is not installed).
 	notServed bool
-	// err: the LIST failed; the kind's objects cannot be measured.
+	// err: the read failed; the kind's objects cannot be measured.
 	err error
+}
+
+// readByName are the kinds read with a GET per object rather than one LIST: a cluster's
+// CustomResourceDefinitions are its largest objects, often hundreds of them, of which a chart
+// brings a few (a LIST of them read every CRD of the cluster, each schema in full).
+func readByName(k listKey) bool {
+	return k.group == "apiextensions.k8s.io" && k.kind == "CustomResourceDefinition"
 }
 
 // measure holds what one Run shares between objects.
@@ -587,7 +599,7 @@ type measure struct {
 	lists   map[listKey]*listing
 
 	sources    memo.Map[string, source]
-	crdSchemas memo.Map[string, map[string]any]
+	crdSchemas memo.Map[string, readySchema]
 
 	mu     sync.Mutex
 	dryRun map[string]string // resource → why the dry-run is not used for it ("" = use it)
@@ -600,23 +612,55 @@ func keyOf(o manifest.Object, id manifest.Identity) listKey {
 	return listKey{id.Group, version, id.Kind, id.Namespace}
 }
 
-func (m *measure) listingFor(o manifest.Object, id manifest.Identity) {
+// listingFor adds what reads o to lists.
+func listingFor(lists map[listKey]*listing, o manifest.Object, id manifest.Identity) {
 	k := keyOf(o, id)
-	if m.lists[k] == nil {
-		m.lists[k] = &listing{}
+	l := lists[k]
+	if l == nil {
+		l = &listing{}
+		lists[k] = l
+	}
+	if readByName(k) {
+		l.names = append(l.names, o.Name)
 	}
 }
 
-// listAll runs the LISTs, at most Workers at a time.
-func (m *measure) listAll(ctx context.Context) error {
+// readAll makes the reads of lists, at most workers at a time: one LIST per kind and
+// namespace, or a GET per object of a kind read by name. explain words an error (nil: as is).
+func readAll(ctx context.Context, cl Cluster, lists map[listKey]*listing, workers int, explain func(err error, verb string, k listKey) error) error {
+	if explain == nil {
+		explain = func(err error, _ string, _ listKey) error { return err }
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(m.in.Workers)
-	for k, l := range m.lists {
+	g.SetLimit(workers)
+	for k, l := range lists {
+		if readByName(k) {
+			l.byName = make(map[string]map[string]any, len(l.names))
+			var mu sync.Mutex
+			for _, name := range l.names {
+				g.Go(func() error {
+					obj, err := cl.Get(gctx, k.group, k.version, k.kind, k.namespace, name)
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case apierrors.IsNotFound(err):
+					case err != nil:
+						if l.err == nil {
+							l.err = explain(err, "get", k)
+						}
+					default:
+						l.byName[name] = obj
+					}
+					return nil
+				})
+			}
+			continue
+		}
 		g.Go(func() error {
-			items, err := m.cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
+			items, err := cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
 			l.notServed = errors.Is(err, live.ErrNotServed)
 			if err != nil && !l.notServed {
-				l.err = m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
+				l.err = explain(err, "list", k)
 				return nil // the kind's objects carry it
 			}
 			l.byName = make(map[string]map[string]any, len(items))
@@ -678,12 +722,9 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		}
 		return o, nil
 	}
-	desired, err := t.ob.Decode()
+	desired, err := m.desired(t)
 	if err != nil {
 		return o, err
-	}
-	if t.id.Namespace != "" {
-		desired = withNamespace(desired, t.id.Namespace)
 	}
 	tm := kyaml.TypeMeta{APIVersion: t.ob.APIVersion, Kind: t.ob.Kind}
 	chartSide, mode, err := m.normalize(ctx, t, tm, desired)
@@ -743,6 +784,18 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	}
 	o.Rows = append(o.Rows, shadows...)
 	return o, nil
+}
+
+// desired is t's object decoded, in its namespace.
+func (m *measure) desired(t *target) (map[string]any, error) {
+	desired, err := t.ob.Decode()
+	if err != nil {
+		return nil, err
+	}
+	if t.id.Namespace != "" {
+		desired = withNamespace(desired, t.id.Namespace)
+	}
+	return desired, nil
 }
 
 // leftApplied returns the paths at which the live object left what the stored release applied

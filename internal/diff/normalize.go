@@ -99,19 +99,36 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	case err != nil:
 		return nil, "", err
 	}
-	out, err := defaulting.CustomResource(desired, schema)
+	err = schema.err
+	var out map[string]any
+	if err == nil {
+		out, err = defaulting.CustomResource(desired, schema.s)
+	}
 	if err != nil {
 		return desired, mode + " (CRD schema not applied: " + err.Error() + ")", nil
 	}
 	return out, mode, nil
 }
 
-// crdSchema is the openAPIV3Schema of t's kind and version, read once per measurement.
-func (m *measure) crdSchema(ctx context.Context, t *target) (map[string]any, error) {
+// crdSchema is the openAPIV3Schema of t's kind and version, read and made ready once per
+// measurement (not once per object: making it ready finds it by its JSON text). The error
+// returned is the read's; one of making it ready is the schema's own.
+func (m *measure) crdSchema(ctx context.Context, t *target) (readySchema, error) {
 	group, version := splitAPIVersion(t.ob.APIVersion)
-	return m.crdSchemas.Get(group+"/"+version+"/"+t.ob.Kind, func() (map[string]any, error) {
-		return m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
+	return m.crdSchemas.Get(group+"/"+version+"/"+t.ob.Kind, func() (readySchema, error) {
+		raw, err := m.cl.CRDSchema(ctx, group, version, t.ob.Kind)
+		if err != nil {
+			return readySchema{}, err
+		}
+		s, err := defaulting.NewSchema(raw)
+		return readySchema{s, err}, nil
 	})
+}
+
+// readySchema is a CRD schema made ready, or why it could not be (nil and no error: no schema).
+type readySchema struct {
+	s   *defaulting.Schema
+	err error
 }
 
 // fixedName are the kinds whose name the API server checks against their spec: they cannot be

@@ -196,10 +196,13 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 // upgrade changes is judged by its current schema).
 func (m *measure) validateCustomResource(ctx context.Context, t *target, next map[string]any) ([]defaulting.Refused, error) {
 	schema, err := m.crdSchema(ctx, t)
+	if err == nil {
+		err = schema.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	return defaulting.ValidateCustomResourceUpdate(ctx, next, t.live, schema)
+	return defaulting.ValidateCustomResourceUpdate(ctx, next, t.live, schema.s)
 }
 
 // applyOver is the object an apply of desired leaves over live: desired's fields over the live

@@ -4,6 +4,10 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/helm-drift/helm-drift/internal/live"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // Snapshot is a Cluster that reads each kind's LIST in each namespace once for a whole run of
@@ -118,9 +122,45 @@ func (s *Snapshot) index(k listKey, listed *snapshotted[[]map[string]any]) map[s
 	return ix
 }
 
-// CRDSchema reads a kind's schema once for the run.
+// CRDSchema reads a kind's schema once for the run, from its CustomResourceDefinition as Get
+// reads it: a run that compares a chart's CRDs reads each of them once, for both.
 func (s *Snapshot) CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error) {
 	return once(&s.mu, s.schemas, listKey{group: group, version: version, kind: kind}).do(func() (map[string]any, error) {
-		return s.Cluster.CRDSchema(ctx, group, version, kind)
+		res, err := s.Cluster.Resource(group, version, kind)
+		if err != nil {
+			return nil, err
+		}
+		crd, err := s.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", res)
+		if err != nil {
+			return nil, err
+		}
+		return live.VersionSchema(crd, version), nil
 	})
 }
+
+// Prefetch makes on s the reads that a Run of these manifests (a release's stored manifest, a
+// chart's crds/) in namespace will make, so that they happen while the caller does something
+// else (diff upgrade: its renders); the Run then finds them made, or waits for those under
+// way. A manifest that does not parse is left for the Run to report, and so are the reads'
+// errors.
+func Prefetch(ctx context.Context, s *Snapshot, namespace string, manifests ...string) {
+	var all []manifest.Object
+	for _, text := range manifests {
+		objs, err := objectsOf(text, "")
+		if err != nil {
+			return
+		}
+		all = append(all, objs...)
+	}
+	checker := owners.NewChecker(all, owners.Options{Namespace: namespace, Scopes: owners.ClusterScopes(s)})
+	lists := map[listKey]*listing{}
+	for _, o := range all {
+		if !o.Hook && o.Name != "" {
+			listingFor(lists, o, checker.Identity(o))
+		}
+	}
+	readAll(ctx, s, lists, prefetchWorkers, nil)
+}
+
+// prefetchWorkers is how many reads Prefetch makes at once (a Run's default).
+const prefetchWorkers = 8

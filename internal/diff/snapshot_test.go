@@ -106,3 +106,59 @@ func TestSnapshotGet(t *testing.T) {
 		t.Errorf("Secrets: %d LISTs, %d GETs; want the LIST tried once, then one GET per Secret", cl.Lists["/Secret/apps"], cl.Gets["/Secret/apps"])
 	}
 }
+
+// TestSnapshotCRDs: a chart's CRDs are read with a GET each, never a LIST of every CRD of the
+// cluster, and the same read gives the schema its custom resources are defaulted by (a
+// default the schema sets is no drift); Prefetch makes every read the Run then makes, so the
+// Run asks the cluster nothing more.
+func TestSnapshotCRDs(t *testing.T) {
+	const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets}
+spec:
+  group: example.com
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  conversion: {strategy: None}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              mode: {type: string, default: fast}`
+	const other = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets}\nspec: {group: example.com}"
+	const widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: apps}\nspec: {size: 1}"
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: apps}\ndata: {a: b}"
+	liveWidget := strings.Replace(widget, "{size: 1}", "{size: 1, mode: fast}", 1)
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Join([]string{crd, other, liveWidget, cm}, "\n---\n"))}
+	snap := NewSnapshot(cl)
+	ctx := context.Background()
+	desired := widget + "\n---\n" + cm
+	Prefetch(ctx, snap, "apps", desired, crd)
+	reads := func() string { return fmt.Sprint(cl.Lists, cl.Gets) }
+	prefetched := reads()
+	rep, err := Run(ctx, snap, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: desired, CRDs: crd,
+		CRDPolicy: CRDsHelmUpgrade, Rendered: true, Normalize: Offline, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(rep); len(got) != 0 || len(rep.Objects) != 3 {
+		t.Errorf("rows %v in %d objects: want none in 3 (the schema's default is no drift, the chart's CRD is the cluster's)", got, len(rep.Objects))
+	}
+	if n := cl.Lists["apiextensions.k8s.io/CustomResourceDefinition/"]; n != 0 {
+		t.Errorf("%d LISTs of CRDs: want a GET of the chart's own", n)
+	}
+	if n := cl.Gets["apiextensions.k8s.io/CustomResourceDefinition/"]; n != 1 {
+		t.Errorf("%d GETs of the CRD: want one, for the CRD and its kind's schema", n)
+	}
+	if after := reads(); after != prefetched {
+		t.Errorf("reads after Prefetch %s, after the Run %s: want the Run to read nothing more", prefetched, after)
+	}
+}

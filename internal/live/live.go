@@ -314,6 +314,12 @@ func (c *Client) CRDSchema(ctx context.Context, group, version, kind string) (ma
 	if err != nil {
 		return nil, err
 	}
+	return VersionSchema(crd, version), nil
+}
+
+// VersionSchema returns the openAPIV3Schema a CustomResourceDefinition (decoded) declares for
+// version; nil when it declares none.
+func VersionSchema(crd map[string]any, version string) map[string]any {
 	spec, _ := crd["spec"].(map[string]any)
 	versions, _ := spec["versions"].([]any)
 	for _, v := range versions {
@@ -323,9 +329,9 @@ func (c *Client) CRDSchema(ctx context.Context, group, version, kind string) (ma
 		}
 		sch, _ := vm["schema"].(map[string]any)
 		s, _ := sch["openAPIV3Schema"].(map[string]any)
-		return s, nil
+		return s
 	}
-	return nil, nil
+	return nil
 }
 
 // Counts counts requests by verb, for --stats and the benchmarks.
