@@ -104,6 +104,8 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	}
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of releases there.
+	// One read of the cluster for the run: a chart's CRD is read once, for itself and for the
+	// schema of its kind's objects.
 	snap, err := d.Config.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -279,14 +281,6 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	snap, err := d.Config.Snapshot(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if !spec.Install {
-		// The cluster is read while the chart renders: what the stored release holds and the
-		// chart's crds/ are, but for what the upgrade adds or drops, what the measure reads.
-		var prefetch sync.WaitGroup
-		defer prefetch.Wait()
-		prefetch.Go(func() { diff.Prefetch(ctx, snap, ns, last.Manifest) })
-		spec.Loaded = func(crds string) { prefetch.Go(func() { diff.Prefetch(ctx, snap, ns, crds) }) }
 	}
 	r, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
 	if err != nil {

@@ -112,10 +112,6 @@ type UpgradeSpec struct {
 	Kubeconfig, KubeContext string
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
-	// Loaded, when set, is called once the chart is loaded, before it renders, with its crds/
-	// (its dependencies' too, those the render will drop included) as one manifest: diff
-	// upgrade reads the cluster meanwhile.
-	Loaded func(crds string)
 }
 
 // upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
@@ -214,9 +210,6 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 		if err := sdk.load(path); err != nil {
 			return nil, &InputError{fmt.Errorf("chart %s: reloading it after --dependency-update: %w", spec.Chart, err)}
 		}
-	}
-	if spec.Loaded != nil {
-		spec.Loaded(sdk.crds())
 	}
 	r := &Render{}
 	second, err := twin()

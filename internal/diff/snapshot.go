@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/helm-drift/helm-drift/internal/live"
-	"github.com/helm-drift/helm-drift/internal/manifest"
-	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // Snapshot is a Cluster that reads each kind's LIST in each namespace once for a whole run of
@@ -138,29 +136,3 @@ func (s *Snapshot) CRDSchema(ctx context.Context, group, version, kind string) (
 	})
 }
 
-// Prefetch makes on s the reads that a Run of these manifests (a release's stored manifest, a
-// chart's crds/) in namespace will make, so that they happen while the caller does something
-// else (diff upgrade: its renders); the Run then finds them made, or waits for those under
-// way. A manifest that does not parse is left for the Run to report, and so are the reads'
-// errors.
-func Prefetch(ctx context.Context, s *Snapshot, namespace string, manifests ...string) {
-	var all []manifest.Object
-	for _, text := range manifests {
-		objs, err := objectsOf(text, "")
-		if err != nil {
-			return
-		}
-		all = append(all, objs...)
-	}
-	checker := owners.NewChecker(all, owners.Options{Namespace: namespace, Scopes: owners.ClusterScopes(s)})
-	lists := map[listKey]*listing{}
-	for _, o := range all {
-		if !o.Hook && o.Name != "" {
-			listingFor(lists, o, checker.Identity(o))
-		}
-	}
-	readAll(ctx, s, lists, prefetchWorkers, nil)
-}
-
-// prefetchWorkers is how many reads Prefetch makes at once (a Run's default).
-const prefetchWorkers = 8
