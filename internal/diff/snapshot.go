@@ -135,4 +135,3 @@ func (s *Snapshot) CRDSchema(ctx context.Context, group, version, kind string) (
 		return live.VersionSchema(crd, version), nil
 	})
 }
-
