@@ -61,7 +61,8 @@ func TestDiffUpgradeCRDs(t *testing.T) {
 
 // TestDiffUpgradeCRDsSwitchedOff: the crds/ of a subchart a condition switches off are not the
 // release's: helm install creates none of them, and diff upgrade --install lists none (with the
-// subchart on, it lists its CRD as helm install would create it).
+// subchart on, it lists its CRD as helm install would create it; with --skip-crds, as helm
+// upgrade --install --skip-crds, none).
 func TestDiffUpgradeCRDsSwitchedOff(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
@@ -74,6 +75,10 @@ func TestDiffUpgradeCRDsSwitchedOff(t *testing.T) {
 	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
 	if code != 2 || !hasRow(out, row, "CHART-ONLY", "(whole object)", "yes: created (helm install, from crds/") {
 		t.Errorf("--install with the CRD subchart on: exit %d, want its CRD listed as created by helm install\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--skip-crds", "--kubeconfig", cluster.Kubeconfig)
+	if strings.Contains(out, crd) || !strings.Contains(out, "app-settings") {
+		t.Errorf("--install --skip-crds: exit %d, want the ConfigMap and no row of the CRD\n%s%s", code, out, errOut)
 	}
 	off := []string{"--set", "crds.enabled=false"}
 	out, errOut, code = diffBinary(t, append([]string{"upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig}, off...)...)

@@ -87,6 +87,6 @@ func TestUpgradeCompare(t *testing.T) {
 	row("helm drift diff upgrade (auto)", ma)
 	row("helm drift diff upgrade --normalize offline", mo)
 	row("helm diff upgrade --three-way-merge", mh)
-	row("helm diff ... --three-way-merge --include-crds", mc)
+	row("helm diff upgrade ... --include-crds", mc)
 	fmt.Printf("  target: helm-drift at most 0.30x; helm-drift compares the chart's crds/ too, which helm-diff leaves out unless --include-crds\n")
 }

@@ -233,6 +233,9 @@ type DiffUpgrade struct {
 	ForceConflicts, Force, TakeOwnership bool
 	// CountUnstable counts as drift the fields on which the two renders disagree.
 	CountUnstable bool
+	// SkipCRDs leaves the chart's crds/ out, as helm upgrade --skip-crds (an install creates
+	// none of them; an upgrade never touches them).
+	SkipCRDs bool
 	// ManifestOnly renders and measures nothing: Result.Manifest only.
 	ManifestOnly bool
 }
@@ -297,10 +300,14 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if r.Offline {
 		eng.Why += "; the chart's crds/ kinds are not served yet, so the install was rendered without the cluster, as helm template renders: lookup answered nothing"
 	}
+	crds := r.CRDs
+	if d.SkipCRDs {
+		crds = ""
+	}
 	rep, err := diff.Run(ctx, snap, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
 		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable, Engine: eng.String(),
 		Rendered: true, SameInputs: !spec.Install && r.Inputs != "" && r.Inputs == inputs3(last.Chart, last.Config).digest(),
-		CRDs: r.CRDs, CRDPolicy: crdPolicy(spec.Install),
+		CRDs: crds, CRDPolicy: crdPolicy(spec.Install),
 		Apply: d.apply(), ForceConflicts: d.ForceConflicts, ForceReplace: d.Force, TakeOwnership: d.TakeOwnership}))
 	if err != nil {
 		return nil, err

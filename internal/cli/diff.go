@@ -101,8 +101,9 @@ flags there; diff's own, such as -o or --normalize, go before "--"). Flags that 
 how long Helm applies, records or waits, not what it renders, are accepted and ignored:
 --description, --wait (Helm 3's bool or Helm 4's strategy), --wait-for-jobs, --timeout,
 --atomic, --rollback-on-failure, --cleanup-on-fail, --create-namespace, --no-hooks,
---hide-notes, --render-subchart-notes, --skip-crds, --disable-openapi-validation,
---history-max, --labels, --dry-run, --debug, and after "--" helm's own -o/--output. helm's
+--hide-notes, --render-subchart-notes, --disable-openapi-validation, --history-max,
+--labels, --dry-run, --debug, and after "--" helm's own -o/--output (--skip-crds is honoured:
+the chart's crds/ are left out, as helm install creates none of them with it). helm's
 cluster-connection flags (--kube-apiserver, --kube-token, --kube-as-user, --kube-as-group,
 --kube-ca-file, --kube-insecure-skip-tls-verify, --kube-tls-server-name) are refused with a
 message: diff reaches the cluster through a kubeconfig only.
@@ -205,6 +206,7 @@ type diffOptions struct {
 	lookup                bool
 	enableDNS             bool
 	countUnstable         bool
+	skipCRDs              bool
 	defaultServiceAccount string
 	progress              string
 	exitOn                string
@@ -256,6 +258,7 @@ func (o *diffOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.forceConflicts, "force-conflicts", false, "diff upgrade: as Helm 4's helm upgrade --force-conflicts: a server-side apply takes fields other managers own; the predictions follow it")
 	fs.BoolVar(&o.force, "force", false, "diff upgrade: as helm upgrade --force (Helm 3) / --force-replace (Helm 4): objects are replaced, so every row is resolved")
 	fs.BoolVar(&o.force, "force-replace", false, "diff upgrade: the Helm 4 name of --force")
+	fs.BoolVar(&o.skipCRDs, "skip-crds", false, "diff upgrade: as helm upgrade --skip-crds: the chart's crds/ are left out (an --install creates none of them with it, and helm upgrade never touches them); without it they are compared with the cluster's")
 	o.bindIgnored(fs)
 	o.bindRefused(fs)
 	fs.BoolVar(&o.verify, "verify", false, "diff upgrade: as helm upgrade --verify: verify the chart's provenance file before rendering it")
@@ -817,7 +820,7 @@ func (o *diffOptions) diffUpgrade(cfg *action.Configuration, m action.Measure, n
 	}
 	return &action.DiffUpgrade{Config: cfg, Measure: m, Spec: spec, Install: o.install, Engine: o.engine, ServerSide: o.serverSide,
 		ForceConflicts: o.forceConflicts, Force: o.force, TakeOwnership: o.takeOwnership, CountUnstable: o.countUnstable,
-		ManifestOnly: o.output == outputManifest}, nil
+		SkipCRDs: o.skipCRDs, ManifestOnly: o.output == outputManifest}, nil
 }
 
 // writeSummary prints the summary rows of a --all run, then on stderr what could not be

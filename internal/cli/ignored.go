@@ -15,7 +15,7 @@ const ignoredUsage = "accepted as helm upgrade takes it; changes nothing diff me
 type ignoredFlags struct {
 	description, wait, dryRun, helmOutput                        string
 	waitForJobs, atomic, rollbackOnFailure, cleanupOnFail, debug bool
-	createNamespace, noHooks, hideNotes, subNotes, skipCRDs      bool
+	createNamespace, noHooks, hideNotes, subNotes                bool
 	disableOpenAPI                                               bool
 	timeout                                                      time.Duration
 	historyMax                                                   int
@@ -41,13 +41,12 @@ func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
 	fs.BoolVar(&g.noHooks, "no-hooks", false, u+" (diff compares no hook)")
 	fs.BoolVar(&g.hideNotes, "hide-notes", false, u)
 	fs.BoolVar(&g.subNotes, "render-subchart-notes", false, u)
-	fs.BoolVar(&g.skipCRDs, "skip-crds", false, u+" (helm upgrade installs no CRD of crds/ anyway)")
 	fs.BoolVar(&g.disableOpenAPI, "disable-openapi-validation", false, u+" (diff never validates against the OpenAPI schema)")
 	fs.DurationVar(&g.timeout, "timeout", 5*time.Minute, u)
 	fs.IntVar(&g.historyMax, "history-max", 10, u)
 	fs.StringToStringVar(&g.labels, "labels", nil, u+" (labels of the release record, not of its objects)")
 	for _, n := range []string{"description", "wait", "dry-run", "debug", "wait-for-jobs", "atomic", "rollback-on-failure", "cleanup-on-fail", "create-namespace",
-		"no-hooks", "hide-notes", "render-subchart-notes", "skip-crds", "disable-openapi-validation", "timeout", "history-max", "labels"} {
+		"no-hooks", "hide-notes", "render-subchart-notes", "disable-openapi-validation", "timeout", "history-max", "labels"} {
 		_ = fs.MarkHidden(n)
 	}
 }

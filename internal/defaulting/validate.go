@@ -108,7 +108,8 @@ func internalOf(obj map[string]any) (runtime.Object, bool, error) {
 		return nil, true, decodeError(gvk, err)
 	}
 	scheme.Default(typed)
-	internal, err := scheme.ConvertToVersion(typed, schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal})
+	// Unsafe (no copy of typed first): typed is this function's own and not used again.
+	internal, err := scheme.UnsafeConvertToVersion(typed, schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal})
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: convert to the internal version: %w", gvk, err)
 	}
