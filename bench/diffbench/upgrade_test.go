@@ -18,9 +18,10 @@ var (
 
 // TestUpgradeCompare prints, with -compare (make bench), one `diff upgrade` of a large chart
 // against `helm diff upgrade --three-way-merge` for the same upgrade, paired runs in one
-// session: helm-drift in auto and offline mode, and its ratio to helm-diff (the target: at most
-// 0.3x). The chart is -upgrade-chart, or else the corpus chart with the largest rendered
-// stream (the corpus sits beside the checkout in CI; without either the test skips).
+// session: helm-drift in auto and offline mode and without the chart's crds/ (--skip-crds),
+// and its ratio to helm-diff with and without --include-crds (the target: at most 0.3x). The
+// chart is -upgrade-chart, or else the corpus chart with the largest rendered stream (the
+// corpus sits beside the checkout in CI; without either the test skips).
 func TestUpgradeCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
@@ -64,21 +65,22 @@ func TestUpgradeCompare(t *testing.T) {
 		t.Fatalf("helm install %s: %s", c.Path, r.stderr)
 	}
 	upgrade := append([]string{"upgrade", c.Release, chart, "-n", c.Namespace}, c.Args...)
-	var auto, offline, hd, hdCRDs []run
+	var auto, offline, skip, hd, hdCRDs []run
 	for range *runs {
 		auto = append(auto, measure(t, base, bin, append([]string{"diff"}, upgrade...)...))
+		skip = append(skip, measure(t, base, bin, append(append([]string{"diff"}, upgrade...), "--skip-crds")...))
 		offline = append(offline, measure(t, base, bin, append(append([]string{"diff"}, upgrade...), "--normalize", "offline")...))
 		hd = append(hd, measure(t, base, helm, append([]string{"diff"}, append(upgrade, "--three-way-merge")...)...))
 		hdCRDs = append(hdCRDs, measure(t, base, helm, append([]string{"diff"}, append(upgrade, "--three-way-merge", "--include-crds")...)...))
 	}
-	for _, rs := range [][]run{auto, offline, hd, hdCRDs} {
+	for _, rs := range [][]run{auto, offline, skip, hd, hdCRDs} {
 		for _, r := range rs {
 			if r.code != 0 && r.code != 2 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
 			}
 		}
 	}
-	ma, mo, mh, mc := median(auto), median(offline), median(hd), median(hdCRDs)
+	ma, mo, ms, mh, mc := median(auto), median(offline), median(skip), median(hd), median(hdCRDs)
 	fmt.Printf("\ndiff upgrade of %s (%d KB rendered), unchanged values, median of %d paired runs:\n", what, size/1024, *runs)
 	fmt.Printf("  %-44s %8s %8s %18s\n", "", "wall", "ratio", "vs --include-crds")
 	row := func(name string, r run) {
@@ -86,7 +88,8 @@ func TestUpgradeCompare(t *testing.T) {
 	}
 	row("helm drift diff upgrade (auto)", ma)
 	row("helm drift diff upgrade --normalize offline", mo)
+	row("helm drift diff upgrade --skip-crds (auto)", ms)
 	row("helm diff upgrade --three-way-merge", mh)
 	row("helm diff upgrade ... --include-crds", mc)
-	fmt.Printf("  target: helm-drift at most 0.30x; helm-drift compares the chart's crds/ too, which helm-diff leaves out unless --include-crds\n")
+	fmt.Printf("  target: helm-drift at most 0.30x; helm-drift compares the chart's crds/ too (unless --skip-crds), which helm-diff leaves out unless --include-crds\n")
 }

@@ -49,6 +49,8 @@ type Client struct {
 	mapper  meta.RESTMapper
 	md      metadata.Interface
 	dynamic dynamic.Interface
+	// rest reads LISTs as they arrive (listStream).
+	rest rest.Interface
 }
 
 // ServerVersion is the API server's version ("v1.34.2").
@@ -111,7 +113,11 @@ func NewShared(ctx context.Context, cfg *rest.Config, counts *Counts, disc disco
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Server: cfg.Host, Counts: counts, Version: sv.GitVersion, mapper: mapper, md: md, dynamic: dyn}, nil
+	rc, err := rest.UnversionedRESTClientFor(dynamic.ConfigFor(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return &Client{Server: cfg.Host, Counts: counts, Version: sv.GitVersion, mapper: mapper, md: md, dynamic: dyn, rest: rc}, nil
 }
 
 // mapping finds how the cluster serves group/kind, preferring version.
@@ -206,23 +212,11 @@ func (c *Client) ListObjects(ctx context.Context, group, version, kind, namespac
 	if err != nil {
 		return nil, err
 	}
-	res := c.dynamic.Resource(m.Resource)
 	var out []map[string]any
 	err = listPages(ctx, m, namespace, func(ctx context.Context, opts metav1.ListOptions) (string, error) {
-		var list *unstructured.UnstructuredList
-		var err error
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			list, err = res.Namespace(namespace).List(ctx, opts)
-		} else {
-			list, err = res.List(ctx, opts)
-		}
-		if err != nil {
-			return "", err
-		}
-		for _, it := range list.Items {
-			out = append(out, it.Object)
-		}
-		return list.GetContinue(), nil
+		items, next, err := listStream(ctx, c.rest, m, namespace, opts.Limit, opts.Continue)
+		out = append(out, items...)
+		return next, err
 	})
 	return out, err
 }
