@@ -444,7 +444,8 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(perObject)
 	objs := make([]Object, len(targets))
-	for i, t := range targets {
+	for _, i := range largestFirst(targets) {
+		t := targets[i]
 		g.Go(func() error {
 			o, err := m.object(gctx, t)
 			if err != nil {
@@ -523,6 +524,18 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
 	sort.Slice(rep.Prune, func(i, j int) bool { return rep.Prune[i].Object < rep.Prune[j].Object })
 	return rep, nil
+}
+
+// largestFirst is the order in which to measure targets: the largest documents first (a
+// chart's CRDs can be most of its stream), so that the workers do not end on one large object
+// while the others idle. The report's order is the targets' own.
+func largestFirst(targets []*target) []int {
+	order, size := make([]int, len(targets)), make([]int, len(targets))
+	for i, t := range targets {
+		order[i], size[i] = i, len(t.ob.Doc.YAML())
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size[order[a]] > size[order[b]] })
+	return order
 }
 
 func objectsOf(text, what string) ([]manifest.Object, error) {

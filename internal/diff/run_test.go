@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -315,5 +316,20 @@ func TestKeepChangedOnly(t *testing.T) {
 	}
 	if got := strings.Join(rowsOf(rep), "\n"); !strings.Contains(got, "ConfigMap apps/changed") || len(rep.Prune) != 1 || rep.Prune[0].Object != "ConfigMap apps/gone" {
 		t.Errorf("rows:\n%s\nprune %v", got, rep.Prune)
+	}
+}
+
+// TestLargestFirst: objects are measured largest document first, equal sizes in their order.
+func TestLargestFirst(t *testing.T) {
+	objs, err := objectsOf("a: 1\nkind: ConfigMap\n---\nkind: ConfigMap\nmetadata: {name: big, labels: {x: y}}\n---\nb: 2\nkind: ConfigMap\n---\nkind: Secret\nmetadata: {name: mid}", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []*target
+	for _, o := range objs {
+		targets = append(targets, &target{ob: o})
+	}
+	if got, want := largestFirst(targets), []int{1, 3, 0, 2}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }
