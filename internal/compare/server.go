@@ -55,6 +55,9 @@ func ForDryRun(kind string, desired map[string]any) map[string]any {
 // set to what desired states, or, where it states nothing, removed, for Allocated to take from
 // the live object.
 func Unallocate(kind string, dryRun, desired map[string]any, name string) map[string]any {
+	if !UnallocateReads(kind) {
+		desired = nil
+	}
 	out := deepCopy(dryRun)
 	md, _ := out["metadata"].(map[string]any)
 	if md != nil {
@@ -114,6 +117,10 @@ func Unallocate(kind string, dryRun, desired map[string]any, name string) map[st
 	}
 	return out
 }
+
+// UnallocateReads reports whether Unallocate reads desired for kind (the kinds whose allocated
+// fields the chart may state); for any other kind it may be nil.
+func UnallocateReads(kind string) bool { return kind == "Service" || kind == "Job" }
 
 func deepCopy(m map[string]any) map[string]any {
 	out, _ := deepCopyValue(m).(map[string]any)

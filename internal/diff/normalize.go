@@ -38,7 +38,10 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 			if err == nil {
 				// What the dry-run leaves from the chart's own text (the addresses and ports it
 				// states) is judged as the server would store it, never as written (a null).
-				written, _, _ := m.written(ctx, t, tm, desired, Server)
+				var written map[string]any
+				if compare.UnallocateReads(t.ob.Kind) {
+					written, _, _ = m.written(ctx, t, tm, desired, Server)
+				}
 				return compare.Allocated(t.ob.Kind, compare.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
 			}
 			var status apierrors.APIStatus
