@@ -127,7 +127,27 @@ func deepCopy(m map[string]any) map[string]any {
 	return out
 }
 
+// deepCopyValue copies a decoded JSON value, whole float64 numbers as int64 (as toInt64); a
+// value of another type goes through JSON.
 func deepCopyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = deepCopyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	case nil, string, bool, int64:
+		return t
+	case float64:
+		return toInt64(t)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v
