@@ -22,12 +22,8 @@ var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "
 // a CRD edited in the cluster shows on diff upgrade, moved by the cluster, with "helm upgrade
 // leaves this CRD as it is", and the real helm upgrade leaves it so.
 func TestDiffUpgradeCRDs(t *testing.T) {
-	h := clusterHelm(t, "helm3")
-	ns := cluster.Namespace(t)
-	chart := filepath.Join(repoRoot, "testdata/charts/crdapp")
 	const crd = "gadgets.crdapp.example.com"
-	crdGone(t, crd)
-	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
+	h, ns, chart := crdChart(t, "crdapp", crd)
 
 	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
 	out += errOut
@@ -64,12 +60,8 @@ func TestDiffUpgradeCRDs(t *testing.T) {
 // subchart on, it lists its CRD as helm install would create it; with --skip-crds, as helm
 // upgrade --install --skip-crds, none).
 func TestDiffUpgradeCRDsSwitchedOff(t *testing.T) {
-	h := clusterHelm(t, "helm3")
-	ns := cluster.Namespace(t)
-	chart := filepath.Join(repoRoot, "testdata/charts/crdswitch")
 	const crd = "widgets.crdswitch.example.com"
-	crdGone(t, crd)
-	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
+	h, ns, chart := crdChart(t, "crdswitch", crd)
 	row := "CustomResourceDefinition.apiextensions.k8s.io " + crd
 
 	out, errOut, code := diffBinary(t, "upgrade", "app", chart, "-n", ns, "--install", "--kubeconfig", cluster.Kubeconfig)
@@ -93,6 +85,17 @@ func TestDiffUpgradeCRDsSwitchedOff(t *testing.T) {
 	if code != 0 || strings.Contains(out, crd) {
 		t.Errorf("the installed release, its CRD subchart off: exit %d, want 0 and no row of the CRD\n%s%s", code, out, errOut)
 	}
+}
+
+// crdChart is the Helm 3 CLI, a namespace and testdata/charts/NAME for a test of a chart whose
+// crds/ hold the CRD crd: none left by another test, and deleted after this one.
+func crdChart(t *testing.T, name, crd string) (*helmCLI, string, string) {
+	t.Helper()
+	h := clusterHelm(t, "helm3")
+	ns := cluster.Namespace(t)
+	crdGone(t, crd)
+	t.Cleanup(func() { cluster.Dynamic.Resource(crds).Delete(context.Background(), crd, metav1.DeleteOptions{}) })
+	return h, ns, filepath.Join(repoRoot, "testdata/charts", name)
 }
 
 func stringsOf(v any) []string {

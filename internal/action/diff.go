@@ -104,8 +104,6 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	}
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of releases there.
-	// One read of the cluster for the run: a chart's CRD is read once, for itself and for the
-	// schema of its kind's objects.
 	snap, err := d.Config.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -281,6 +279,8 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	default:
 		eng = chosen
 	}
+	// One read of the cluster for the run: a chart's CRD is read once, for itself and for the
+	// schema of its kind's objects.
 	snap, err := d.Config.Snapshot(ctx)
 	if err != nil {
 		return nil, err
