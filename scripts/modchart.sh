@@ -48,6 +48,7 @@ for spec in "$@"; do
   fi
   if [ $first = 1 ]; then
     cp -r "$src" "$tmp/chart"
+    chmod -R u+w "$tmp/chart" # the module cache is read-only
     first=0
   else
     mkdir -p "$tmp/chart/charts"
@@ -55,7 +56,7 @@ for spec in "$@"; do
     cp -r "$src" "$tmp/chart/charts/"
   fi
 done
-chmod -R u+w "$tmp/chart" # the module cache is read-only
+chmod -R u+w "$tmp/chart"
 rm -rf "$out"
 mv "$tmp/chart" "$out"
 echo "$out"
