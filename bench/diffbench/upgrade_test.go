@@ -39,12 +39,16 @@ func TestUpgradeCompare(t *testing.T) {
 	env, bin := startBench(t)
 	helm, base := helmDiffEnv(t, env)
 
+	// template renders c's chart at path as the benchmark sizes it.
+	template := func(c testenv.CorpusChart, path string) run {
+		return measure(t, base, helm, append([]string{"template", c.Release, path, "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+	}
 	size := 0
 	if chart == "" {
 		// The chart whose stream is the largest: where rendering costs most.
 		best := -1
 		for i, c := range charts {
-			r := measure(t, base, helm, append([]string{"template", c.Release, filepath.Join(corpus, c.Path), "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+			r := template(c, filepath.Join(corpus, c.Path))
 			if r.code == 0 && len(r.out) > size {
 				best, size = i, len(r.out)
 			}
@@ -55,7 +59,7 @@ func TestUpgradeCompare(t *testing.T) {
 		c = charts[best]
 		chart, what = filepath.Join(corpus, c.Path), "corpus chart "+c.Path
 	} else {
-		r := measure(t, base, helm, append([]string{"template", c.Release, chart, "-n", c.Namespace, "--kube-version", "1.37.0"}, c.Args...)...)
+		r := template(c, chart)
 		if r.code != 0 {
 			t.Fatalf("helm template %s: %s", chart, r.stderr)
 		}

@@ -55,9 +55,6 @@ func ForDryRun(kind string, desired map[string]any) map[string]any {
 // set to what desired states, or, where it states nothing, removed, for Allocated to take from
 // the live object.
 func Unallocate(kind string, dryRun, desired map[string]any, name string) map[string]any {
-	if !UnallocateReads(kind) {
-		desired = nil
-	}
 	out := deepCopy(dryRun)
 	md, _ := out["metadata"].(map[string]any)
 	if md != nil {

@@ -402,14 +402,12 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	}
 	// One LIST per kind and namespace (a GET per object of a kind read by name), concurrently.
 	for _, t := range targets {
-		listingFor(m.lists, t.ob, t.id)
+		m.listingFor(t.ob, t.id)
 	}
 	for _, o := range pruned {
-		listingFor(m.lists, o, checker.Identity(o))
+		m.listingFor(o, checker.Identity(o))
 	}
-	if err := readAll(ctx, cl, m.lists, in.Workers, func(err error, verb string, k listKey) error {
-		return m.explain(err, verb, k.group, k.version, k.kind, k.namespace)
-	}); err != nil {
+	if err := m.listAll(ctx); err != nil {
 		return nil, err
 	}
 	for _, t := range targets {
@@ -626,41 +624,38 @@ func keyOf(o manifest.Object, id manifest.Identity) listKey {
 	return listKey{id.Group, version, id.Kind, id.Namespace}
 }
 
-// listingFor adds what reads o to lists.
-func listingFor(lists map[listKey]*listing, o manifest.Object, id manifest.Identity) {
+// listingFor adds the read of o to m.lists.
+func (m *measure) listingFor(o manifest.Object, id manifest.Identity) {
 	k := keyOf(o, id)
-	l := lists[k]
+	l := m.lists[k]
 	if l == nil {
 		l = &listing{}
-		lists[k] = l
+		m.lists[k] = l
 	}
 	if readByName(k) {
 		l.names = append(l.names, o.Name)
 	}
 }
 
-// readAll makes the reads of lists, at most workers at a time: one LIST per kind and
-// namespace, or a GET per object of a kind read by name. explain words an error (nil: as is).
-func readAll(ctx context.Context, cl Cluster, lists map[listKey]*listing, workers int, explain func(err error, verb string, k listKey) error) error {
-	if explain == nil {
-		explain = func(err error, _ string, _ listKey) error { return err }
-	}
+// listAll makes the reads of m.lists, at most Workers at a time: one LIST per kind and
+// namespace, or a GET per object of a kind read by name.
+func (m *measure) listAll(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for k, l := range lists {
+	g.SetLimit(m.in.Workers)
+	for k, l := range m.lists {
 		if readByName(k) {
 			l.byName = make(map[string]map[string]any, len(l.names))
 			var mu sync.Mutex
 			for _, name := range l.names {
 				g.Go(func() error {
-					obj, err := cl.Get(gctx, k.group, k.version, k.kind, k.namespace, name)
+					obj, err := m.cl.Get(gctx, k.group, k.version, k.kind, k.namespace, name)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
 					case apierrors.IsNotFound(err):
 					case err != nil:
 						if l.err == nil {
-							l.err = explain(err, "get", k)
+							l.err = m.explain(err, "get", k.group, k.version, k.kind, k.namespace)
 						}
 					default:
 						l.byName[name] = obj
@@ -671,10 +666,10 @@ func readAll(ctx context.Context, cl Cluster, lists map[listKey]*listing, worker
 			continue
 		}
 		g.Go(func() error {
-			items, err := cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
+			items, err := m.cl.ListObjects(gctx, k.group, k.version, k.kind, k.namespace)
 			l.notServed = errors.Is(err, live.ErrNotServed)
 			if err != nil && !l.notServed {
-				l.err = explain(err, "list", k)
+				l.err = m.explain(err, "list", k.group, k.version, k.kind, k.namespace)
 				return nil // the kind's objects carry it
 			}
 			l.byName = make(map[string]map[string]any, len(items))

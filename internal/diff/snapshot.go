@@ -124,14 +124,6 @@ func (s *Snapshot) index(k listKey, listed *snapshotted[[]map[string]any]) map[s
 // reads it: a run that compares a chart's CRDs reads each of them once, for both.
 func (s *Snapshot) CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error) {
 	return once(&s.mu, s.schemas, listKey{group: group, version: version, kind: kind}).do(func() (map[string]any, error) {
-		res, err := s.Cluster.Resource(group, version, kind)
-		if err != nil {
-			return nil, err
-		}
-		crd, err := s.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", res)
-		if err != nil {
-			return nil, err
-		}
-		return live.VersionSchema(crd, version), nil
+		return live.ReadCRDSchema(ctx, s, group, version, kind)
 	})
 }

@@ -300,20 +300,33 @@ func (c *Client) Resource(group, version, kind string) (string, error) {
 // CRDSchema returns the openAPIV3Schema the CustomResourceDefinition of group/kind declares
 // for version; nil for a kind no CRD defines.
 func (c *Client) CRDSchema(ctx context.Context, group, version, kind string) (map[string]any, error) {
-	res, err := c.Resource(group, version, kind)
-	if err != nil {
-		return nil, err
-	}
-	crd, err := c.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", res)
-	if err != nil {
-		return nil, err
-	}
-	return VersionSchema(crd, version), nil
+	return ReadCRDSchema(ctx, c, group, version, kind)
 }
 
-// VersionSchema returns the openAPIV3Schema a CustomResourceDefinition (decoded) declares for
+// CRDReader is what ReadCRDSchema reads a kind's CustomResourceDefinition through: the kind's
+// resource name (the CRD's name) and a GET.
+type CRDReader interface {
+	Resource(group, version, kind string) (string, error)
+	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
+}
+
+// ReadCRDSchema reads the CustomResourceDefinition of group/kind through r and returns the
+// openAPIV3Schema it declares for version (versionSchema).
+func ReadCRDSchema(ctx context.Context, r CRDReader, group, version, kind string) (map[string]any, error) {
+	res, err := r.Resource(group, version, kind)
+	if err != nil {
+		return nil, err
+	}
+	crd, err := r.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", res)
+	if err != nil {
+		return nil, err
+	}
+	return versionSchema(crd, version), nil
+}
+
+// versionSchema returns the openAPIV3Schema a CustomResourceDefinition (decoded) declares for
 // version; nil when it declares none.
-func VersionSchema(crd map[string]any, version string) map[string]any {
+func versionSchema(crd map[string]any, version string) map[string]any {
 	spec, _ := crd["spec"].(map[string]any)
 	versions, _ := spec["versions"].([]any)
 	for _, v := range versions {
