@@ -21,6 +21,8 @@ import (
 type apiServer struct {
 	mu       sync.Mutex
 	requests []string
+	// crdListForbidden: the user may get CustomResourceDefinitions, not list them.
+	crdListForbidden bool
 }
 
 func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +49,25 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/apis":
 		write(200, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": []any{map[string]any{
 			"name": "example.com", "versions": []any{map[string]any{"groupVersion": "example.com/v1", "version": "v1"}},
-			"preferredVersion": map[string]any{"groupVersion": "example.com/v1", "version": "v1"}}}})
+			"preferredVersion": map[string]any{"groupVersion": "example.com/v1", "version": "v1"}},
+			map[string]any{"name": "apiextensions.k8s.io", "versions": []any{map[string]any{"groupVersion": "apiextensions.k8s.io/v1", "version": "v1"}},
+				"preferredVersion": map[string]any{"groupVersion": "apiextensions.k8s.io/v1", "version": "v1"}}}})
+	case p == "/apis/apiextensions.k8s.io/v1":
+		write(200, map[string]any{"kind": "APIResourceList", "groupVersion": "apiextensions.k8s.io/v1", "resources": []any{
+			map[string]any{"name": "customresourcedefinitions", "singularName": "customresourcedefinition", "namespaced": false, "kind": "CustomResourceDefinition", "verbs": []string{"get", "list"}},
+		}})
+	case p == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions":
+		if s.crdListForbidden {
+			status(403, "Forbidden", `customresourcedefinitions.apiextensions.k8s.io is forbidden: User "dev" cannot list resource "customresourcedefinitions"`)
+			return
+		}
+		var items []any
+		if r.URL.Query().Get("fieldSelector") == "metadata.name=widgets.example.com" {
+			items = append(items, widgetCRD())
+		}
+		write(200, map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitionList", "metadata": map[string]any{}, "items": items})
+	case p == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com":
+		write(200, widgetCRD())
 	case p == "/api/v1":
 		write(200, map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": []any{
 			map[string]any{"name": "configmaps", "singularName": "configmap", "namespaced": true, "kind": "ConfigMap", "verbs": []string{"get", "list", "create"}},
@@ -93,9 +113,18 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func widgetCRD() map[string]any {
+	return map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"}, "spec": map[string]any{"group": "example.com"}}
+}
+
 func newClient(t *testing.T) (*Client, *apiServer) {
 	t.Helper()
-	s := &apiServer{}
+	return newClientOf(t, &apiServer{})
+}
+
+func newClientOf(t *testing.T, s *apiServer) (*Client, *apiServer) {
+	t.Helper()
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	cl, err := NewForConfig(context.Background(), &rest.Config{Host: srv.URL})
@@ -177,6 +206,50 @@ func TestGetAndErrors(t *testing.T) {
 	}
 	if _, err := cl.ListObjects(ctx, "example.com", "v1", "Gadget", "apps"); !errors.Is(err, ErrNotServed) {
 		t.Errorf("ListObjects(Gadget): %v; want ErrNotServed", err)
+	}
+}
+
+// TestCRDsListedByName: a CustomResourceDefinition is read with a LIST of its one name (the API
+// server answers it from its watch cache; a GET reads etcd), NotFound when it holds none, and
+// with a GET where the LIST is forbidden, from then on.
+func TestCRDsListedByName(t *testing.T) {
+	ctx := context.Background()
+	const crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	cl, s := newClient(t)
+	before := cl.Counts.Lists()
+	obj, err := cl.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", "widgets.example.com")
+	if err != nil || obj["spec"] == nil {
+		t.Fatalf("Get(widgets.example.com) = %v, %v; want the CRD", obj, err)
+	}
+	last := s.requests[len(s.requests)-1]
+	if last != "GET "+crds+"?fieldSelector=metadata.name%3Dwidgets.example.com" {
+		t.Errorf("request %q: want a LIST of the one name", last)
+	}
+	if n := cl.Counts.Lists() - before; n != 1 {
+		t.Errorf("%d LISTs counted; want 1", n)
+	}
+	_, err = cl.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", "gadgets.example.com")
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `customresourcedefinitions.apiextensions.k8s.io "gadgets.example.com" not found`) {
+		t.Errorf("Get(gadgets.example.com): %v; want NotFound naming it, as a GET's", err)
+	}
+
+	cl, s = newClientOf(t, &apiServer{crdListForbidden: true})
+	for range 2 {
+		if obj, err := cl.Get(ctx, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "", "widgets.example.com"); err != nil || obj["spec"] == nil {
+			t.Fatalf("Get(widgets.example.com), list forbidden = %v, %v; want the CRD by a GET", obj, err)
+		}
+	}
+	var lists, gets int
+	for _, r := range s.requests {
+		switch {
+		case strings.HasPrefix(r, "GET "+crds+"?"):
+			lists++
+		case strings.HasPrefix(r, "GET "+crds+"/widgets.example.com"):
+			gets++
+		}
+	}
+	if lists != 1 || gets != 2 {
+		t.Errorf("list forbidden: %d LISTs, %d GETs; want the LIST tried once, then GETs:\n%s", lists, gets, strings.Join(s.requests, "\n"))
 	}
 }
 

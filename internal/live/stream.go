@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,12 +18,14 @@ import (
 // the body, then splits it into each item's text, then decodes them: on a 1,000-object release
 // those two copies were a third of what a diff held beyond the objects themselves). Each item
 // is decoded as client-go's unstructured scheme decodes it (whole numbers int64), and one
-// without apiVersion and kind gets the list's, as that scheme gives them. It returns the
-// items and the continue token.
-func listStream(ctx context.Context, rc rest.Interface, m *meta.RESTMapping, namespace string, limit int64, token string) ([]map[string]any, string, error) {
-	req := rc.Get().AbsPath(resourcePath(m, namespace)...).Param("limit", fmt.Sprint(limit)).SetHeader("Accept", "application/json")
-	if token != "" {
-		req = req.Param("continue", token)
+// without apiVersion and kind gets the list's, as that scheme gives them. query is the LIST's
+// (limit, continue, fieldSelector). It returns the items and the continue token.
+func listStream(ctx context.Context, rc rest.Interface, m *meta.RESTMapping, namespace string, query url.Values) ([]map[string]any, string, error) {
+	req := rc.Get().AbsPath(resourcePath(m, namespace)...).SetHeader("Accept", "application/json")
+	for k, vs := range query {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
 	}
 	body, err := req.Stream(ctx)
 	if err != nil {
