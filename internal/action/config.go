@@ -159,18 +159,34 @@ func (c *Configuration) Getter(namespace string) *RESTGetter {
 
 // Helm3 is the Helm 3 SDK's action configuration with release storage in namespace.
 func (c *Configuration) Helm3(namespace string) (*helmaction.Configuration, error) {
+	return c.helm3(namespace, nil)
+}
+
+// helm3 is Helm3 with the storage's queries answered by reads (nil: by the storage).
+func (c *Configuration) helm3(namespace string, reads *releaseReads) (*helmaction.Configuration, error) {
 	cfg := new(helmaction.Configuration)
 	if err := cfg.Init(c.Getter(namespace), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, fmt.Errorf("helm storage: %w", err)
+	}
+	if reads != nil {
+		cfg.Releases.Driver = shared3{cfg.Releases.Driver, reads}
 	}
 	return cfg, nil
 }
 
 // Helm4 is the Helm 4 SDK's action configuration with release storage in namespace.
 func (c *Configuration) Helm4(namespace string) (*action4.Configuration, error) {
+	return c.helm4(namespace, nil)
+}
+
+// helm4 is Helm4 with the storage's queries answered by reads (nil: by the storage).
+func (c *Configuration) helm4(namespace string, reads *releaseReads) (*action4.Configuration, error) {
 	cfg := action4.NewConfiguration()
 	if err := cfg.Init(c.Getter(namespace), namespace, os.Getenv("HELM_DRIVER")); err != nil {
 		return nil, fmt.Errorf("helm storage: %w", err)
+	}
+	if reads != nil {
+		cfg.Releases.Driver = shared4{cfg.Releases.Driver, reads}
 	}
 	return cfg, nil
 }

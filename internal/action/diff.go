@@ -249,20 +249,24 @@ type Result struct {
 // Run renders the upgrade of the release and measures it.
 func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	name, ns := d.Spec.Release, d.Spec.Namespace
-	cfg, err := d.Config.Helm3(ns)
+	// The release's records are decoded once for each SDK, whichever of the reads below and
+	// of the renders asks first.
+	reads := &releaseReads{}
+	cfg, err := d.Config.helm3(ns, reads)
 	if err != nil {
 		return nil, err
 	}
-	// Which Helm wrote the release is read beside the release itself (each decodes it).
+	// Which Helm wrote the release is read beside the release itself.
 	var (
 		chosen    Engine
 		chooseErr error
 		choosing  sync.WaitGroup
 	)
-	choosing.Go(func() { chosen, chooseErr = d.chooseEngine() })
+	choosing.Go(func() { chosen, chooseErr = d.chooseEngine(reads) })
 	last, err := helmaction.NewGet(cfg).Run(name)
 	choosing.Wait()
 	spec := d.Spec
+	spec.reads = reads
 	var eng Engine
 	switch {
 	case err != nil && d.Install && errors.Is(err, driver.ErrReleaseNotFound):
@@ -318,12 +322,12 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 // chooseEngine picks the SDK of the Helm that wrote the release's latest revision: Helm 4
 // records in the release how it applied it (apply_method), Helm 3 records nothing. Engine
 // overrides the choice.
-func (d *DiffUpgrade) chooseEngine() (Engine, error) {
+func (d *DiffUpgrade) chooseEngine(reads *releaseReads) (Engine, error) {
 	switch d.Engine {
 	case EngineHelm3, EngineHelm4:
 		return Engine{d.Engine, "--engine " + d.Engine}, nil
 	}
-	cfg, err := d.Config.Helm4(d.Spec.Namespace)
+	cfg, err := d.Config.helm4(d.Spec.Namespace, reads)
 	if err != nil {
 		return Engine{}, err
 	}

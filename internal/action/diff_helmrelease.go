@@ -284,7 +284,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		// makes the one check of theirs that would stop the upgrade.
 		cfg.KubeClient = unbuilt4{cfg.KubeClient}
 	}
-	again := copyValues(vals) // the SDK may change the map it is given
+	again := deepCopy(vals) // the SDK may change the map it is given
 	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
@@ -350,32 +350,6 @@ func asWhom(l *diff.Lookup) string {
 	default:
 		return " (as you, not as " + l.Account + ": " + l.Reason + ")"
 	}
-}
-
-// copyValues copies a values tree (maps and lists; scalars are shared, never changed).
-func copyValues(v map[string]any) map[string]any {
-	if v == nil {
-		return nil
-	}
-	out := make(map[string]any, len(v))
-	for k, e := range v {
-		out[k] = copyValue(e)
-	}
-	return out
-}
-
-func copyValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		return copyValues(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = copyValue(e)
-		}
-		return out
-	}
-	return v
 }
 
 // chartCRDs are the CRDs of the chart's crds/ directories (its dependencies' too), as one

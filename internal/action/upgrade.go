@@ -112,6 +112,10 @@ type UpgradeSpec struct {
 	Kubeconfig, KubeContext string
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
+
+	// reads answers the renders' reads of the release's storage (DiffUpgrade.Run shares
+	// them with its own); nil: the storage does.
+	reads *releaseReads
 }
 
 // upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
@@ -262,7 +266,7 @@ func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
 	settings.SetNamespace(spec.Namespace)
-	cfg, err := c.Helm3(spec.Namespace)
+	cfg, err := c.helm3(spec.Namespace, spec.reads)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +371,7 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 			if vals, err = u.spec.Values.MergeValues(getter.All(u.settings)); err != nil {
 				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
-			cfg, cerr := u.conf.Helm3(u.spec.Namespace)
+			cfg, cerr := u.conf.helm3(u.spec.Namespace, u.spec.reads)
 			if cerr != nil {
 				return "", renderInputs{}, cerr
 			}
@@ -404,7 +408,7 @@ type upgrade4 struct {
 
 // upgrade4 makes the Helm 4 SDK's side.
 func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
-	cfg, err := c.Helm4(spec.Namespace)
+	cfg, err := c.helm4(spec.Namespace, spec.reads)
 	if err != nil {
 		return nil, err
 	}
@@ -510,7 +514,7 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 			if vals, err = vo.MergeValues(getter4.All(u.settings)); err != nil {
 				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
-			cfg, cerr := u.conf.Helm4(u.spec.Namespace)
+			cfg, cerr := u.conf.helm4(u.spec.Namespace, u.spec.reads)
 			if cerr != nil {
 				return "", renderInputs{}, cerr
 			}

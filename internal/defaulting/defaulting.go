@@ -1,7 +1,6 @@
 package defaulting
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -18,12 +17,13 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/version"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	baseversion "k8s.io/component-base/version"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	kjson "sigs.k8s.io/json"
 
 	// The API groups the API server serves, each installed into legacyscheme with its
 	// defaulting and conversion functions.
@@ -53,10 +53,6 @@ var scheme = func() *runtime.Scheme {
 	apiextensionsinstall.Install(legacyscheme.Scheme)
 	return legacyscheme.Scheme
 }()
-
-// decoder decodes a request body into the typed object of its apiVersion and kind, as the API
-// server's JSON serializer does (case-sensitive, integers kept), without defaulting.
-var decoder = serializer.NewCodecFactory(scheme).UniversalDeserializer()
 
 // Version is the minor version of Kubernetes whose API server code this package runs.
 var Version = baseversion.DefaultKubeBinaryVersion
@@ -207,17 +203,16 @@ func internalSchema(b []byte) (*apiextensionsinternal.JSONSchemaProps, error) {
 }
 
 // decodeJSON decodes b with whole numbers as int64 and others as float64, as the objects
-// elsewhere hold them.
+// elsewhere hold them (client-go's unstructured decoding).
 func decodeJSON(b []byte) (map[string]any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
 	var out map[string]any
-	if err := d.Decode(&out); err != nil {
+	if err := utiljson.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
-	return numbers(out).(map[string]any), nil
+	return out, nil
 }
 
+// numbers turns any json.Number left in v (a schema default) into int64 or float64.
 func numbers(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -236,6 +231,20 @@ func numbers(v any) any {
 		return f
 	}
 	return v
+}
+
+// decodeTyped decodes a request body into the typed object of gvk as the API server's JSON
+// serializer does (case-sensitive, integers kept), without defaulting. The serializer first
+// reads the whole body once more only to find its apiVersion and kind, which the caller knows.
+func decodeTyped(data []byte, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	obj, err := scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 var emulated struct {

@@ -103,7 +103,7 @@ func internalOf(obj map[string]any) (runtime.Object, bool, error) {
 	if err != nil {
 		return nil, true, fmt.Errorf("%s: encode: %w", kind, err)
 	}
-	typed, _, err := decoder.Decode(data, &gvk, nil)
+	typed, err := decodeTyped(data, gvk)
 	if err != nil {
 		return nil, true, decodeError(gvk, err)
 	}
