@@ -98,7 +98,7 @@ bench:
 	$(GO) test -v -run '^TestFleetCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
-## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, second-owner stream checks, drift detection, diff comparator
+## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, drift detection, diff comparator
 # FUZZTIME is a duration or an execution count (10000x). Go 1.26's fuzz coordinator can fail a
 # duration-bounded run with a spurious "context deadline exceeded" as the time runs out
 # (golang/go#75804, fixed in Go 1.27): .ci/run uses a count, which has no deadline to race.
@@ -109,6 +109,7 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRoundTrip$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScan$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScanCRD$$' ./internal/manifest
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDecodeYAML$$' ./internal/manifest
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzStream$$' ./internal/owners
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDriftDetection$$' ./internal/transform
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzCompareSelf$$' ./internal/compare

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Identity is what makes two manifests one object in the cluster. Version is not part of it:
@@ -78,8 +77,8 @@ func (o Object) Parsed() (*yaml.Node, error) {
 func (o Object) Decode() (map[string]any, error) {
 	if o.Node == nil && o.Item < 0 && !o.Doc.Parsed() {
 		// A whole document nobody parsed: decode its text directly, keeping no tree.
-		var m map[string]any
-		if err := sigsyaml.Unmarshal(o.Doc.YAML(), &m); err != nil {
+		m, err := decodeYAML(o.Doc.YAML())
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Where(), err)
 		}
 		return m, nil
@@ -92,8 +91,8 @@ func (o Object) Decode() (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Where(), err)
 	}
-	var m map[string]any
-	if err := sigsyaml.Unmarshal([]byte(text), &m); err != nil {
+	m, err := decodeYAML([]byte(text))
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Where(), err)
 	}
 	return m, nil
