@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/rest"
+	kjson "sigs.k8s.io/json"
 )
 
 // listStream reads one page of a LIST as it arrives, an item at a time: the page's body is never
@@ -51,7 +51,7 @@ func resourcePath(m *meta.RESTMapping, namespace string) []string {
 
 // decodeList decodes a JSON list (apiVersion, kind, metadata.continue, items) from r.
 func decodeList(r io.Reader) ([]map[string]any, string, error) {
-	dec := json.NewDecoder(r)
+	dec := kjson.NewDecoderCaseSensitivePreserveInts(r)
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, "", err
 	}
@@ -92,24 +92,24 @@ func decodeList(r io.Reader) ([]map[string]any, string, error) {
 	return items, token, nil
 }
 
-// decodeItems decodes the items array (or null) at dec, one item at a time.
-func decodeItems(dec *json.Decoder) ([]map[string]any, error) {
+// decodeItems decodes the items array (or null) at dec, one item at a time, each as it is read
+// (whole numbers int64, as client-go's unstructured decoding gives them).
+func decodeItems(dec kjson.Decoder) ([]map[string]any, error) {
 	tok, err := dec.Token()
 	if err != nil || tok == nil {
 		return nil, err // null: no items
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
+	if !isDelim(tok, '[') {
 		return nil, fmt.Errorf("items: want an array, got %v", tok)
 	}
 	var items []map[string]any
-	var raw json.RawMessage
 	for dec.More() {
-		if err := dec.Decode(&raw); err != nil {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
 			return nil, err
 		}
-		var obj map[string]any
-		if err := utiljson.Unmarshal(raw, &obj); err != nil {
-			return nil, err
+		if obj == nil {
+			obj = map[string]any{} // a null item: an object with only the list's kind, as client-go decodes it
 		}
 		items = append(items, obj)
 	}
@@ -117,13 +117,20 @@ func decodeItems(dec *json.Decoder) ([]map[string]any, error) {
 	return items, err
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
+func expectDelim(dec kjson.Decoder, want rune) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return fmt.Errorf("decoding the list: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
+	if !isDelim(tok, want) {
 		return fmt.Errorf("decoding the list: want %q, got %v", want, tok)
 	}
 	return nil
+}
+
+// isDelim reports whether tok is the delimiter d (sigs.k8s.io/json's decoder has a Delim type
+// of its own).
+func isDelim(tok any, d rune) bool {
+	s, ok := tok.(fmt.Stringer)
+	return ok && s.String() == string(d)
 }

@@ -10,8 +10,8 @@ import (
 
 // TestDecodeList: a LIST read as it arrives decodes to what client-go's unstructured scheme
 // decodes from the whole body (items without apiVersion and kind get the list's, whole
-// numbers stay int64, others float64), with the continue token; null items are none; a body
-// cut short or not a list is an error.
+// numbers stay int64, others float64, a null item an object of the list's kind), with the
+// continue token; "items": null is none; a body cut short or not a list is an error.
 func TestDecodeList(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, token string
@@ -24,6 +24,7 @@ func TestDecodeList(t *testing.T) {
 			"spec":{"size":3,"ratio":0.5,"big":9007199254740993,"list":[1,2.5,{"n":-4}]}}],"kind":"WidgetList","metadata":{}}`, "", 1, false},
 		{"no items", `{"kind":"SecretList","apiVersion":"v1","metadata":{},"items":null}`, "", 0, false},
 		{"empty", `{"kind":"SecretList","apiVersion":"v1","metadata":{},"items":[]}`, "", 0, false},
+		{"a null item", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{},"items":[null,{"metadata":{"name":"a"}}]}`, "", 2, false},
 		{"cut short", `{"kind":"ConfigMapList","apiVersion":"v1","items":[{"metadata":{"name":"a"}`, "", 0, true},
 		{"not a list", `[1,2]`, "", 0, true},
 	} {
