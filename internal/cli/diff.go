@@ -142,10 +142,10 @@ leave fields out: --ignore, --ignore-file, and, for a release a Flux HelmRelease
 own spec.driftDetection.ignore. A Secret's values are never printed: a key that differs, or
 that one side lacks, is named with the sizes of its values, "(redacted, 15 bytes -> 6 bytes)".
 
-The cluster is read with one LIST per kind and namespace (a GET per CRD of the chart's crds/,
-which also gives its kind's schema: a LIST would read every CRD of the cluster), plus
-discovery, the envFrom sources and, with --normalize server, one dry-run per object; --stats
-prints the count.
+The cluster is read with one LIST per kind and namespace (each CRD of the chart's crds/ with a
+LIST of its one name, which the API server answers from its cache and which also gives its
+kind's schema), plus discovery, the envFrom sources and, with --normalize server, one dry-run
+per object; --stats prints the count.
 
 Output (-o): table (coloured on a terminal, --color), json and yaml (schema in the README),
 markdown, counts (numbers only: no field, key or value, for public CI logs); diff: a unified
