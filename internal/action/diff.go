@@ -293,6 +293,7 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	spec.reads = nil // the decoded records (a chart each) are not held through the measurement
 	if !spec.Install {
 		if err := d.Config.upgradable(r.Manifest, last.Manifest); err != nil {
 			return nil, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", ns, name, err)}
