@@ -295,6 +295,7 @@ func runDiff(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\nRun \"helm drift diff --help\" for the usage.\n", err)
 		return ExitError
 	}
+	collectFor(o.all || o.allNamespaces)
 	rules, err := o.ignoreRules()
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)

@@ -140,6 +140,7 @@ func runRender(args []string, in io.Reader, out, errOut io.Writer) int {
 		fmt.Fprintf(errOut, "helm-drift render: unexpected argument %q: render reads the stream on stdin and takes only flags\n", fs.Arg(0))
 		return ExitError
 	}
+	collectFor(false)
 	if err := o.render(in, out, errOut); err != nil {
 		fmt.Fprintf(errOut, "helm-drift render: %v\n", err)
 		return ExitError
