@@ -11,9 +11,9 @@ import (
 
 // decodeYAML decodes one YAML document into a map exactly as sigs.k8s.io/yaml.Unmarshal does
 // (every number a float64, every key a string), without its JSON round trip: sigs.k8s.io/yaml
-// parses with go-yaml v2, encodes the tree as JSON and decodes that, which was a third of the
-// time a diff spends decoding a chart's documents. The tree go-yaml gives is converted
-// directly, as the round trip would convert it. A document the round trip would change in
+// parses with go-yaml v2, encodes the tree as JSON and decodes that: 29% of the time and 41% of
+// the bytes allocated in decoding kube-prometheus-stack's documents. The tree go-yaml gives is
+// converted directly, as the round trip would convert it. A document the round trip would change in
 // another way (a string that is not UTF-8, whose bytes JSON replaces) or refuse (a NaN or
 // infinite number, a key neither string, number nor bool, a document that is not a map) or
 // that does not parse is decoded by sigs.k8s.io/yaml itself, for its result and its error.
