@@ -18,7 +18,7 @@ func TestDecodeList(t *testing.T) {
 		items             int
 		wantErr           bool
 	}{
-		{"built-in items without kind", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"abc"},
+		{"built-in items without kind", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"abc"},"unknown":{"a":[1,{"b":null}]},
 			"items":[{"metadata":{"name":"a","labels":{"x":"y"}},"data":{"k":"v"}},{"metadata":{"name":"b"},"data":null}]}`, "abc", 2, false},
 		{"custom resources with kind, numbers", `{"apiVersion":"example.com/v1","items":[{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},
 			"spec":{"size":3,"ratio":0.5,"big":9007199254740993,"list":[1,2.5,{"n":-4}]}}],"kind":"WidgetList","metadata":{}}`, "", 1, false},
