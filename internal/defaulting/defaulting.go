@@ -3,7 +3,6 @@ package defaulting
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -135,8 +134,8 @@ func CustomResource(obj map[string]any, sch *Schema) (map[string]any, error) {
 			delete(md, "creationTimestamp") // ObjectMeta's zero time, not a value
 		}
 	}
-	structuraldefaulting.Default(out, s)
-	return numbers(out).(map[string]any), nil
+	structuraldefaulting.Default(out, s) // its defaults decoded as out is: whole numbers int64
+	return out, nil
 }
 
 // Schema is a CRD version's openAPIV3Schema made ready once (NewSchema): its internal and
@@ -210,27 +209,6 @@ func decodeJSON(b []byte) (map[string]any, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// numbers turns any json.Number left in v (a schema default) into int64 or float64.
-func numbers(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range t {
-			t[i] = numbers(e)
-		}
-	case json.Number:
-		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
-			return i
-		}
-		f, _ := strconv.ParseFloat(string(t), 64)
-		return f
-	}
-	return v
 }
 
 // decodeTyped decodes a request body into the typed object of gvk as the API server's JSON
