@@ -11,12 +11,12 @@ import (
 
 // decodeYAML decodes one YAML document into a map exactly as sigs.k8s.io/yaml.Unmarshal does
 // (every number a float64, every key a string), without its JSON round trip: sigs.k8s.io/yaml
-// parses with go-yaml v2, encodes the tree as JSON and decodes that: 29% of the time and 41% of
+// parses with go-yaml v2, encodes the tree as JSON and decodes that, 29% of the time and 41% of
 // the bytes allocated in decoding kube-prometheus-stack's documents. The tree go-yaml gives is
-// converted directly, as the round trip would convert it. A document the round trip would change in
-// another way (a string that is not UTF-8, whose bytes JSON replaces) or refuse (a NaN or
-// infinite number, a key neither string, number nor bool, a document that is not a map) or
-// that does not parse is decoded by sigs.k8s.io/yaml itself, for its result and its error.
+// converted directly, as the round trip would convert it. A document the round trip would
+// change in another way (a string that is not UTF-8, whose bytes JSON replaces) or refuse (a
+// NaN or infinite number, a key neither string, number nor bool, a document that is not a map)
+// or that does not parse is decoded by sigs.k8s.io/yaml itself, for its result and its error.
 func decodeYAML(b []byte) (map[string]any, error) {
 	var tree any
 	if err := yamlv2.Unmarshal(b, &tree); err == nil {

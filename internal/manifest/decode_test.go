@@ -83,12 +83,7 @@ func TestDecodeYAMLFiles(t *testing.T) {
 
 // FuzzDecodeYAML: whatever the document, decodeYAML gives what sigs.k8s.io/yaml gives.
 func FuzzDecodeYAML(f *testing.F) {
-	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
-	for _, p := range files {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
-	}
+	addSeeds(f)
 	f.Add([]byte("a: {1: [yes, 0x10, 1.5e3, ~, &x {b: *x}]}\n"))
 	f.Fuzz(func(t *testing.T, doc []byte) { sameAsSigs(t, doc) })
 }

@@ -1,8 +1,6 @@
 package manifest
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -12,12 +10,7 @@ import (
 // FuzzScan: wherever the line scanner claims certainty, the YAML parser reads the same
 // identity; nothing panics.
 func FuzzScan(f *testing.F) {
-	files, _ := filepath.Glob("../../testdata/*/*/input.yaml")
-	for _, p := range files {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
-	}
+	addSeeds(f)
 	// Load kyaml's OpenAPI data before fuzzing, in every worker: its first use takes seconds,
 	// which would stall the first input each worker runs past a short -fuzztime.
 	openapi.IsNamespaceScoped(yaml.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"})
