@@ -289,6 +289,8 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// tpl may be given the values the release was last installed with (--reuse-values).
+	spec.previous = last.Config
 	r, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/stable"
 )
 
 // Registry reaches a chart repository or OCI registry, with helm upgrade's flags.
@@ -113,6 +114,9 @@ type UpgradeSpec struct {
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
 
+	// previous are the values the release was last installed or upgraded with: texts tpl may
+	// be given (--reuse-values).
+	previous map[string]any
 	// reads answers the renders' reads of the release's storage (DiffUpgrade.Run shares
 	// them with its own); nil: the storage does.
 	reads *releaseReads
@@ -134,6 +138,11 @@ type upgradeSDK interface {
 	// crds returns the CRDs of the chart's crds/ directories (its dependencies' too), as one
 	// manifest.
 	crds() string
+	// steady reads the loaded chart's templates (see package stable); ok is false for a chart
+	// it cannot read.
+	steady() (a stable.Analysis, ok bool)
+	// keep leaves in the loaded chart only the templates named.
+	keep(names map[string]bool)
 	// render renders the upgrade (or install) once, its values merged afresh, and returns the
 	// manifest and the render's inputs (the caller digests them where it compares them).
 	render(ctx context.Context) (string, renderInputs, error)
@@ -220,22 +229,51 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 	if err != nil {
 		return nil, err
 	}
-	var again error
+	var (
+		again      error
+		twinned    string
+		rerendered map[string]string // nil: the twin renders every template
+	)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		// The twin loads its own copy of the chart (the SDKs change the chart they render)
-		// while the first render runs.
+		// while the first render runs, and renders again only what can render differently.
 		if again = second.load(path); again != nil {
 			again = &InputError{fmt.Errorf("chart %s: %w", spec.Chart, again)}
 			return
 		}
-		r.Again, _, again = second.render(ctx)
+		if spec.PostRenderer == nil { // a post-renderer is given the whole manifest
+			if a, ok := second.steady(); ok && !a.All {
+				if len(a.Rerender) == 0 {
+					rerendered = a.Rerender
+					return
+				}
+				second.keep(a.Keep)
+				if twinned, _, again = second.render(ctx); again == nil {
+					rerendered = a.Rerender
+					return
+				}
+				// Not expected: render the whole chart again, as without the analysis.
+				if again = second.load(path); again != nil {
+					again = &InputError{fmt.Errorf("chart %s: %w", spec.Chart, again)}
+					return
+				}
+			}
+		}
+		twinned, _, again = second.render(ctx)
 	})
 	var inputs renderInputs
 	r.Manifest, inputs, err = sdk.render(ctx)
 	wg.Wait()
 	if err != nil {
 		return nil, err
+	}
+	r.Again = twinned
+	if rerendered != nil {
+		r.Again = r.Manifest
+		if len(rerendered) > 0 {
+			r.Again = splice(r.Manifest, twinned, rerendered)
+		}
 	}
 	r.Inputs = inputs.digest()
 	// The chart's crds/ as the render left it: the SDK drops the dependencies a condition or
@@ -336,6 +374,17 @@ func (u *upgrade3) updateDependencies(path string) error {
 }
 
 func (u *upgrade3) renderedOffline() bool { return u.offline }
+
+func (u *upgrade3) steady() (stable.Analysis, bool) {
+	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
+	if err != nil {
+		return stable.Analysis{}, false
+	}
+	templates, texts := chartTree3(u.ch)
+	return analyze(templates, texts, vals, u.spec.previous), true
+}
+
+func (u *upgrade3) keep(names map[string]bool) { keep3(u.ch, names) }
 
 func (u *upgrade3) crds() string {
 	var b strings.Builder
@@ -485,6 +534,28 @@ func (u *upgrade4) updateDependencies(path string) error {
 }
 
 func (u *upgrade4) renderedOffline() bool { return u.offline }
+
+func (u *upgrade4) steady() (stable.Analysis, bool) {
+	ch, ok := u.ch.(*chartv2.Chart)
+	if !ok {
+		return stable.Analysis{}, false // a chart API other than v2 (Helm 4's v3 charts)
+	}
+	v := u.spec.Values
+	vo := values4.Options{ValueFiles: v.ValueFiles, StringValues: v.StringValues, Values: v.Values,
+		FileValues: v.FileValues, JSONValues: v.JSONValues, LiteralValues: v.LiteralValues}
+	vals, err := vo.MergeValues(getter4.All(u.settings))
+	if err != nil {
+		return stable.Analysis{}, false
+	}
+	templates, texts := chartTree4(ch)
+	return analyze(templates, texts, vals, u.spec.previous), true
+}
+
+func (u *upgrade4) keep(names map[string]bool) {
+	if ch, ok := u.ch.(*chartv2.Chart); ok {
+		keep4(ch, names)
+	}
+}
 
 func (u *upgrade4) crds() string {
 	ch, ok := u.ch.(*chartv2.Chart)

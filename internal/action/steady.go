@@ -1,0 +1,177 @@
+package action
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	chart3 "helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/helm-drift/helm-drift/internal/stable"
+)
+
+// The second render of an upgrade finds the fields that differ between two renders of the
+// same inputs. Only the templates that can render differently need that second render (see
+// package stable): the twin is given those, and what they include, and its manifest is the
+// first render's with those templates' documents replaced (splice).
+
+// chartTree3 is what the analysis reads of a Helm 3 chart and its dependencies: the
+// templates, named as the engine names them, and the texts tpl may be given (the values'
+// strings, the files).
+func chartTree3(ch *chart3.Chart) (templates []stable.Template, texts []string) {
+	var walk func(c *chart3.Chart)
+	walk = func(c *chart3.Chart) {
+		for _, d := range c.Dependencies() {
+			walk(d)
+		}
+		for _, t := range c.Templates {
+			if t != nil {
+				templates = append(templates, stable.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
+			}
+		}
+		texts = appendStrings(texts, c.Values)
+		for _, f := range c.Files {
+			if f != nil {
+				texts = append(texts, string(f.Data))
+			}
+		}
+	}
+	walk(ch)
+	return templates, texts
+}
+
+// keep3 leaves in ch and its dependencies only the templates in keep.
+func keep3(ch *chart3.Chart, keep map[string]bool) {
+	for _, d := range ch.Dependencies() {
+		keep3(d, keep)
+	}
+	ch.Templates = slices.DeleteFunc(ch.Templates, func(t *chart3.File) bool {
+		return t == nil || !keep[path.Join(ch.ChartFullPath(), t.Name)]
+	})
+}
+
+// chartTree4 is chartTree3 for a Helm 4 chart of chart API v2.
+func chartTree4(ch *chartv2.Chart) (templates []stable.Template, texts []string) {
+	var walk func(c *chartv2.Chart)
+	walk = func(c *chartv2.Chart) {
+		for _, d := range c.Dependencies() {
+			walk(d)
+		}
+		for _, t := range c.Templates {
+			if t != nil {
+				templates = append(templates, stable.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
+			}
+		}
+		texts = appendStrings(texts, c.Values)
+		for _, f := range c.Files {
+			if f != nil {
+				texts = append(texts, string(f.Data))
+			}
+		}
+	}
+	walk(ch)
+	return templates, texts
+}
+
+// keep4 is keep3 for a Helm 4 chart of chart API v2.
+func keep4(ch *chartv2.Chart, keep map[string]bool) {
+	for _, d := range ch.Dependencies() {
+		keep4(d, keep)
+	}
+	ch.Templates = slices.DeleteFunc(ch.Templates, func(t *common.File) bool {
+		return t == nil || !keep[path.Join(ch.ChartFullPath(), t.Name)]
+	})
+}
+
+// analyze reads a chart's templates with the texts tpl may be given: the chart's own (see
+// chartTree3), and the strings of the values given to the render and of the release's last.
+func analyze(templates []stable.Template, texts []string, values ...map[string]any) stable.Analysis {
+	for _, v := range values {
+		texts = appendStrings(texts, v)
+	}
+	return stable.Analyze(templates, texts)
+}
+
+// appendStrings appends every string in v (values: maps, lists, scalars) that may be a
+// template.
+func appendStrings(texts []string, v any) []string {
+	switch v := v.(type) {
+	case string:
+		if strings.Contains(v, "{{") {
+			texts = append(texts, v)
+		}
+	case map[string]any:
+		for _, x := range v {
+			texts = appendStrings(texts, x)
+		}
+	case []any:
+		for _, x := range v {
+			texts = appendStrings(texts, x)
+		}
+	}
+	return texts
+}
+
+// splice returns the manifest first with the documents of the templates in again replaced by
+// second's: the k-th document of such a template in first by its k-th in second (a template
+// may render a different number of them: the extra ones are added at the end, the missing
+// ones dropped). Helm writes each document as "---\n# Source: TEMPLATE\n...".
+func splice(first, second string, again map[string]string) string {
+	fresh := map[string][]string{}
+	var order []string
+	for _, d := range manifestDocs(second) {
+		if _, ok := again[d.source]; ok {
+			if fresh[d.source] == nil {
+				order = append(order, d.source)
+			}
+			fresh[d.source] = append(fresh[d.source], d.text)
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(first))
+	for _, d := range manifestDocs(first) {
+		if _, ok := again[d.source]; !ok {
+			b.WriteString(d.text)
+			continue
+		}
+		if q := fresh[d.source]; len(q) > 0 {
+			b.WriteString(q[0])
+			fresh[d.source] = q[1:]
+		}
+	}
+	for _, src := range order {
+		for _, text := range fresh[src] {
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+// manifestDoc is one document of a release manifest, its separator and Source line included.
+type manifestDoc struct {
+	source, text string
+}
+
+// manifestDocs splits a release manifest at its documents' "---\n# Source: " lines. Text
+// before the first is a document of no source.
+func manifestDocs(m string) []manifestDoc {
+	const sep = "---\n# Source: "
+	var docs []manifestDoc
+	start := 0
+	for start < len(m) {
+		end := len(m)
+		if i := strings.Index(m[start+1:], "\n"+sep); i >= 0 {
+			end = start + 1 + i + 1
+		}
+		text := m[start:end]
+		source := ""
+		if rest, ok := strings.CutPrefix(text, sep); ok {
+			source, _, _ = strings.Cut(rest, "\n")
+		}
+		docs = append(docs, manifestDoc{source, text})
+		start = end
+	}
+	return docs
+}
