@@ -80,11 +80,12 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 }
 
 // written returns desired as the API server would store it, offline: a built-in kind through
-// its typed struct, the scheme's defaulting and conversions (internal/defaulting); a custom
+// its typed struct, the scheme's defaulting and conversions (internal/defaulting; a CRD's
+// schema that the live CRD holds value for value is the live one, see CRDAgainst); a custom
 // resource through its CRD's structural schema (pruning, nullable, defaults). mode comes back
 // with a note when that could not be done: the object is then compared as the chart wrote it.
 func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any, mode string) (map[string]any, string, error) {
-	if out, known, err := defaulting.BuiltIn(desired); known {
+	if out, known, err := defaulting.CRDAgainst(desired, t.live); known {
 		if err != nil {
 			return desired, mode + " (not defaulted: " + err.Error() + ")", nil
 		}
