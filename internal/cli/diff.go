@@ -109,7 +109,11 @@ cluster-connection flags (--kube-apiserver, --kube-token, --kube-as-user, --kube
 message: diff reaches the cluster through a kubeconfig only.
 "diff upgrade" and "diff helmrelease" render twice: a field on which the two renders disagree
 (a random password, a generated certificate, a timestamp) is flagged "unstable" and not
-counted as drift (--count-unstable counts it): every upgrade changes it.
+counted as drift (--count-unstable counts it): every upgrade changes it. diff upgrade's second
+render renders only the templates that call such a function (randAlphaNum, uuidv4, now,
+genCA, lookup, ...), themselves or through what they include or give tpl; every template when
+one may store such a value where another reads it (set, merge on shared values), includes a
+template by a computed name, or a post-renderer is given.
 
 Who moved: for a new render ("diff upgrade", "diff helmrelease") each row says who moved the
 field away from what the stored release applied (MOVED): cluster (drift: the live object left
