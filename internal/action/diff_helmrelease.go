@@ -300,7 +300,18 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	}
 	// Rendered twice, as diff upgrade renders: a field the two renders disagree on (a
 	// generated certificate or password) changes on every reconcile that renders.
-	r2, err := fluxrelease.Render(ctx, hr, ch, again, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+	// Only what can render differently renders again (see rerender4).
+	var previous map[string]any
+	if last != nil {
+		previous = last.Config
+	}
+	rerendered, err := rerender4(ch, r.Manifest, func(c *chartv2.Chart) (string, error) {
+		r2, err := fluxrelease.Render(ctx, hr, c, deepCopy(again), fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+		if err != nil {
+			return "", err
+		}
+		return r2.Manifest, nil
+	}, again, previous)
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
@@ -322,7 +333,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
 		Next: &next, Lookup: lookup,
 		Rendered: true, SameInputs: fluxrelease.SameInputs(hr, last, r),
-		Rerender: r2.Manifest, CountUnstable: d.CountUnstable,
+		Rerender: rerendered, CountUnstable: d.CountUnstable,
 		CRDs: chartCRDs(ch), CRDPolicy: crds,
 		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}
 	if policy.ServerSide {

@@ -94,6 +94,40 @@ func analyze(templates []stable.Template, texts []string, values ...map[string]a
 	return stable.Analyze(templates, texts)
 }
 
+// cut4 is a copy of ch and its dependencies that holds only the templates in keep (the rest
+// of each chart is shared with ch).
+func cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
+	c := *ch
+	var deps []*chartv2.Chart
+	for _, d := range ch.Dependencies() {
+		deps = append(deps, cut4(d, keep))
+	}
+	c.SetDependencies(deps...)
+	c.Templates = slices.DeleteFunc(slices.Clone(ch.Templates), func(t *common.File) bool {
+		return t == nil || !keep[path.Join(c.ChartFullPath(), t.Name)]
+	})
+	return &c
+}
+
+// rerender4 is the second render of a chart that render (the Helm 4 SDK's, post-renderers
+// included) rendered as first: only the templates that can render differently, their
+// documents spliced into first; every template when the analysis cannot tell, or when the cut
+// chart does not render (a post-renderer's patch whose target is not in it).
+func rerender4(ch *chartv2.Chart, first string, render func(*chartv2.Chart) (string, error), values ...map[string]any) (string, error) {
+	templates, texts := chartTree4(ch)
+	a := analyze(templates, texts, values...)
+	if a.All {
+		return render(ch)
+	}
+	if len(a.Rerender) == 0 {
+		return first, nil
+	}
+	if second, err := render(cut4(ch, a.Keep)); err == nil {
+		return splice(first, second, a.Rerender), nil
+	}
+	return render(ch)
+}
+
 // appendStrings appends every string in v (values: maps, lists, scalars) that may be a
 // template.
 func appendStrings(texts []string, v any) []string {

@@ -13,6 +13,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
@@ -119,5 +121,30 @@ func TestSplice(t *testing.T) {
 	}
 	if got := manifestDocs("x: 1\n" + doc("c/templates/a.yaml", "a: 1")); len(got) != 2 || got[0].source != "" || got[1].source != "c/templates/a.yaml" {
 		t.Errorf("a manifest with text before its first Source: %+v", got)
+	}
+}
+
+// TestCut4: the cut copy of a chart and its dependency holds only the templates kept, under
+// the names the engine gives them; the chart it was cut from is untouched.
+func TestCut4(t *testing.T) {
+	file := func(name string) *common.File { return &common.File{Name: name, Data: []byte("x: 1")} }
+	sub := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "sub"}, Templates: []*common.File{file("templates/a.yaml"), file("templates/_h.tpl")}}
+	top := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "top"}, Templates: []*common.File{file("templates/b.yaml"), file("templates/c.yaml")}}
+	top.SetDependencies(sub)
+	cut := cut4(top, map[string]bool{"top/templates/c.yaml": true, "top/charts/sub/templates/_h.tpl": true})
+	names := func(c *chartv2.Chart) []string {
+		templates, _ := chartTree4(c)
+		var out []string
+		for _, t := range templates {
+			out = append(out, t.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := names(cut), []string{"top/charts/sub/templates/_h.tpl", "top/templates/c.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("cut: %v, want %v", got, want)
+	}
+	if got := names(top); len(got) != 4 || top.Dependencies()[0].Parent() != top || len(sub.Templates) != 2 {
+		t.Errorf("the chart cut from changed: %v", got)
 	}
 }
