@@ -36,7 +36,8 @@ type Analysis struct {
 	// Rerender are the templates (never partials) whose output may differ between renders.
 	Rerender map[string]string
 	// Keep are the templates a second render of Rerender must be given: Rerender, the
-	// partials, and every template that defines a named template.
+	// partials, every template that defines a named template, and the files any of these
+	// include by name.
 	Keep map[string]bool
 }
 
@@ -103,7 +104,7 @@ var parseFuncs = func() map[string]any {
 // node is what one template (a file's body or a named template) does, itself.
 type node struct {
 	varies   string   // a function that varies, called here ("" none)
-	stores   bool     // calls a function of storing
+	stores   bool     // changes a map that is not its own (set, merge, ...)
 	includes []string // named templates it includes (by a constant name)
 	tpl      bool     // calls tpl
 	computed bool     // includes a template by a computed name
@@ -177,6 +178,10 @@ func Analyze(templates []Template, texts []string) Analysis {
 	// What each file reaches: through include, template and tpl. A second render runs the
 	// files that vary and every other file it is given that is not a partial (one that
 	// defines a named template): each must find the files it includes by name.
+	g := &graph{files: files, named: named, tpl: tplNode, fileOf: make(map[*node]string, len(files))}
+	for name, f := range files {
+		g.fileOf[f] = name
+	}
 	a := Analysis{Rerender: map[string]string{}, Keep: map[string]bool{}}
 	runs := map[string][]string{}
 	for _, name := range slices.Sorted(maps.Keys(files)) {
@@ -187,7 +192,7 @@ func Analyze(templates []Template, texts []string) Analysis {
 		if partial {
 			continue
 		}
-		r, reached := reach(files[name], files, named, tplNode)
+		r, reached := g.reach(files[name])
 		if r.computed {
 			return everything(name + " includes a template by a computed name")
 		}
@@ -210,15 +215,21 @@ func Analyze(templates []Template, texts []string) Analysis {
 
 func everything(why string) Analysis { return Analysis{All: true, Why: why} }
 
+// graph is a chart's templates as nodes: the files, the named templates (a name may be
+// defined more than once: any of them may be the one used), and what tpl may run.
+type graph struct {
+	files  map[string]*node
+	named  map[string][]*node
+	tpl    *node
+	fileOf map[*node]string
+}
+
 // reach is what n does, with everything it includes, transitively; and the files it
 // includes by their name (a second render must keep them).
-func reach(n *node, files map[string]*node, named map[string][]*node, tplNode *node) (node, []string) {
+func (g *graph) reach(n *node) (node, []string) {
+	files, named, tplNode, fileOf := g.files, g.named, g.tpl, g.fileOf
 	var out node
 	var reached []string
-	fileOf := make(map[*node]string, len(files))
-	for name, f := range files {
-		fileOf[f] = name
-	}
 	seen := map[*node]bool{}
 	var visit func(n *node)
 	visit = func(n *node) {
@@ -229,7 +240,11 @@ func reach(n *node, files map[string]*node, named map[string][]*node, tplNode *n
 		if name, ok := fileOf[n]; ok {
 			reached = append(reached, name)
 		}
-		merge(&out, n)
+		if out.varies == "" {
+			out.varies = n.varies
+		}
+		out.stores = out.stores || n.stores
+		out.computed = out.computed || n.computed
 		for _, name := range n.includes {
 			for _, d := range named[name] {
 				visit(d)
