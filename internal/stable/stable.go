@@ -296,13 +296,23 @@ func parseTemplate(name, text string, file bool) (map[string]*parse.Tree, error)
 // walk reads what tree does itself.
 func walk(tree *parse.Tree) *node {
 	n := &node{}
-	local := locals(tree)
+	// The variables' values (nil: an element of a range), and the maps set and merge change:
+	// whether those are the template's own is known once every variable is read.
+	values := map[string][]*parse.PipeNode{}
+	type target struct {
+		map_ parse.Node
+		deep bool
+	}
+	var targets []target
 	var visit func(x parse.Node, parent string)
 	// visitPipe visits p's commands; each is given the function its result goes to: the next
 	// command's, or for the last, parent.
 	visitPipe := func(p *parse.PipeNode, parent string) {
 		if p == nil {
 			return
+		}
+		for _, v := range p.Decl {
+			values[v.Ident[0]] = append(values[v.Ident[0]], p)
 		}
 		for i, c := range p.Cmds {
 			next := parent
@@ -339,6 +349,11 @@ func walk(tree *parse.Tree) *node {
 			visit(x.List, "")
 			visit(x.ElseList, "")
 		case *parse.RangeNode:
+			if x.Pipe != nil {
+				for _, v := range x.Pipe.Decl {
+					values[v.Ident[0]] = append(values[v.Ident[0]], nil)
+				}
+			}
 			visitPipe(x.Pipe, "")
 			visit(x.List, "")
 			visit(x.ElseList, "")
@@ -356,8 +371,12 @@ func walk(tree *parse.Tree) *node {
 		case *parse.CommandNode:
 			name := commandName(x)
 			call(name, parent)
-			if storing[name] && (len(x.Args) < 2 || !local.fresh(x.Args[1])) {
-				n.stores = true // the map it changes may be one another template reads
+			if storing[name] {
+				if len(x.Args) < 2 {
+					n.stores = true
+				} else {
+					targets = append(targets, target{x.Args[1], name != "set" && name != "unset"})
+				}
 			}
 			switch name {
 			case "include":
@@ -387,6 +406,12 @@ func walk(tree *parse.Tree) *node {
 		}
 	}
 	visit(tree.Root, "")
+	local := locals(values)
+	for _, t := range targets {
+		if !local.fresh(t.map_, t.deep) {
+			n.stores = true // the map it changes may be one another template reads
+		}
+	}
 	return n
 }
 
@@ -437,80 +462,42 @@ func basePath(n parse.Node) bool {
 }
 
 // making are the functions that return a map or list of their own: a change to it shows
-// nowhere else.
-var making = setOf("dict", "list", "tuple", "deepCopy", "mustDeepCopy", "pick", "omit", "fromYaml",
-	"fromYamlArray", "fromJson", "fromJsonArray", "mustFromJson", "fromToml")
+// nowhere else. copying return one whose every nested map and list is its own too; the others
+// hold what they are given (dict "k" .Values.x holds the values' own map).
+var (
+	making  = setOf("dict", "list", "tuple", "pick", "omit")
+	copying = setOf("deepCopy", "mustDeepCopy", "fromYaml", "fromYamlArray", "fromJson", "fromJsonArray", "mustFromJson", "fromToml")
+)
 
-// localVars are a template's variables, and whether each only ever holds a map or list of its
-// own (what making returns, or a merge into such a one): set and merge on it change nothing
-// another template can read.
-type localVars map[string]bool
+// localVars are a template's variables that only ever hold a map or list of the template's
+// own: at its top (set and unset change only that), or all the way down (merge and
+// mergeOverwrite change the nested maps of their target in place).
+type localVars struct{ top, deep map[string]bool }
 
-// locals reads the variables of tree: those declared or assigned only from making (or from a
-// merge into one of them) are local; those of a range (its elements) or of any other
-// pipeline are not.
-func locals(tree *parse.Tree) localVars {
-	pipes := map[string][]*parse.PipeNode{}
-	var visit func(x parse.Node, ranged bool)
-	visit = func(x parse.Node, ranged bool) {
-		switch x := x.(type) {
-		case *parse.ListNode:
-			if x != nil {
-				for _, c := range x.Nodes {
-					visit(c, false)
-				}
-			}
-		case *parse.ActionNode:
-			visit(x.Pipe, false)
-		case *parse.IfNode:
-			visit(x.Pipe, false)
-			visit(x.List, false)
-			visit(x.ElseList, false)
-		case *parse.RangeNode:
-			visit(x.Pipe, true)
-			visit(x.List, false)
-			visit(x.ElseList, false)
-		case *parse.WithNode:
-			visit(x.Pipe, false)
-			visit(x.List, false)
-			visit(x.ElseList, false)
-		case *parse.TemplateNode:
-			visit(x.Pipe, false)
-		case *parse.PipeNode:
-			if x == nil {
-				return
-			}
-			for _, v := range x.Decl {
-				p := x
-				if ranged {
-					p = nil // an element of what is ranged over
-				}
-				pipes[v.Ident[0]] = append(pipes[v.Ident[0]], p)
-			}
-			for _, c := range x.Cmds {
-				for _, a := range c.Args {
-					visit(a, false)
-				}
-			}
+// locals reads a template's variables from their values (nil: an element of a range).
+func locals(values map[string][]*parse.PipeNode) localVars {
+	l := localVars{top: map[string]bool{}, deep: map[string]bool{}}
+	// For each level, the largest set of variables whose every value is local: start from
+	// all, drop those with a value that is not, until none is dropped.
+	for _, deep := range []bool{false, true} {
+		set := l.top
+		if deep {
+			set = l.deep
 		}
-	}
-	visit(tree.Root, false)
-	// The largest set of variables whose every value is local: start from all, drop those
-	// with a value that is not, until none is dropped.
-	l := localVars{}
-	for name := range pipes {
-		l[name] = true
-	}
-	for changed := true; changed; {
-		changed = false
-		for name, ps := range pipes {
-			if !l[name] {
-				continue
-			}
-			for _, p := range ps {
-				if p == nil || !l.freshPipe(p) {
-					l[name], changed = false, true
-					break
+		for name := range values {
+			set[name] = true
+		}
+		for changed := true; changed; {
+			changed = false
+			for name, ps := range values {
+				if !set[name] {
+					continue
+				}
+				for _, p := range ps {
+					if p == nil || !l.freshPipe(p, deep) {
+						set[name], changed = false, true
+						break
+					}
 				}
 			}
 		}
@@ -518,34 +505,71 @@ func locals(tree *parse.Tree) localVars {
 	return l
 }
 
-// fresh tells whether arg is a map or list of the template's own: a local variable (not a
-// field of it), or a pipeline that makes one.
-func (l localVars) fresh(arg parse.Node) bool {
+// fresh tells whether arg is a map or list of the template's own (with deep, all the way
+// down): a local variable (not a field of it), or a pipeline that makes one.
+func (l localVars) fresh(arg parse.Node, deep bool) bool {
 	switch a := arg.(type) {
 	case *parse.VariableNode:
-		return len(a.Ident) == 1 && a.Ident[0] != "$" && l[a.Ident[0]]
+		if len(a.Ident) != 1 || a.Ident[0] == "$" {
+			return false
+		}
+		if deep {
+			return l.deep[a.Ident[0]]
+		}
+		return l.top[a.Ident[0]]
 	case *parse.PipeNode:
-		return len(a.Decl) == 0 && l.freshPipe(a)
+		return len(a.Decl) == 0 && l.freshPipe(a, deep)
+	case *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+		return deep // a constant holds nothing another template can change
 	}
 	return false
 }
 
-// freshPipe tells whether p's value is a map or list of the template's own.
-func (l localVars) freshPipe(p *parse.PipeNode) bool {
-	if len(p.Cmds) == 0 {
+// freshPipe tells whether p's value is a map or list of the template's own (with deep, all
+// the way down).
+func (l localVars) freshPipe(p *parse.PipeNode, deep bool) bool {
+	// fresh is command i's value, given what the one before it passes it.
+	var fresh func(i int) bool
+	fresh = func(i int) bool {
+		c := p.Cmds[i]
+		piped := func() bool { return i == 0 || fresh(i-1) } // nothing piped: nothing shared
+		name := commandName(c)
+		switch {
+		case copying[name]:
+			return true
+		case making[name]:
+			if !deep {
+				return true
+			}
+			if name == "pick" || name == "omit" {
+				return false // the map's own values
+			}
+			for _, a := range c.Args[1:] {
+				if !l.fresh(a, true) {
+					return false
+				}
+			}
+			return piped()
+		case storing[name] && name != "set" && name != "unset":
+			// merge returns its target, which holds what it merged in
+			if len(c.Args) < 2 || !l.fresh(c.Args[1], deep) {
+				return false
+			}
+			if deep {
+				for _, a := range c.Args[2:] {
+					if !l.fresh(a, true) {
+						return false
+					}
+				}
+				return piped()
+			}
+			return true
+		case name == "" && len(c.Args) == 1 && i == 0:
+			return l.fresh(c.Args[0], deep)
+		}
 		return false
 	}
-	last := p.Cmds[len(p.Cmds)-1]
-	name := commandName(last)
-	switch {
-	case making[name]:
-		return true
-	case storing[name] && name != "set" && name != "unset":
-		return len(last.Args) > 1 && l.fresh(last.Args[1]) // merge returns its target
-	case name == "" && len(last.Args) == 1:
-		return l.fresh(last.Args[0])
-	}
-	return false
+	return len(p.Cmds) > 0 && fresh(len(p.Cmds)-1)
 }
 
 // commandName is the function a command calls ("" when it calls none: a field, a variable).

@@ -97,7 +97,7 @@ func TestAnalyze(t *testing.T) {
 			name: "a random value stored in a map of the template's own",
 			templates: map[string]string{
 				"a.yaml": `{{ $d := dict }}{{ $_ := set $d "pw" (randAlphaNum 5) }}{{ $d.pw }}`,
-				"b.yaml": `{{ $x := merge (dict) .Values.a }}{{ $x = merge $x (dict "b" 1) }}{{ $_ := set $x "t" now }}{{ $x = deepCopy .Values | mergeOverwrite $x }}`,
+				"b.yaml": `{{ $x := merge (dict) (dict "a" 1) }}{{ $x = merge $x (dict "b" 1) }}{{ $_ := set $x "t" now }}{{ $x = deepCopy .Values | mergeOverwrite $x }}{{ $y := dict "v" .Values.v }}{{ $_ := set $y "t" now }}`,
 				"c.yaml": `{{ .Values.pw }}`,
 			},
 			rerender: []string{"a.yaml", "b.yaml"},
@@ -111,6 +111,12 @@ func TestAnalyze(t *testing.T) {
 		{
 			name:      "a random value stored in an element of a range",
 			templates: map[string]string{"a.yaml": `{{ range $k, $m := .Values.maps }}{{ $_ := set $m "pw" (randAlphaNum 3) }}{{ end }}`},
+			all:       "may store its result",
+		},
+		{
+			// merge changes its target's nested maps in place: here the values' own
+			name:      "a random value merged into a map of the template's own that holds the values'",
+			templates: map[string]string{"a.yaml": `{{ $x := dict "a" .Values.a }}{{ $_ := mergeOverwrite $x (dict "a" (dict "pw" (randAlphaNum 3))) }}`},
 			all:       "may store its result",
 		},
 		{
