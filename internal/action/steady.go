@@ -109,10 +109,14 @@ func cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
 	return &c
 }
 
-// rerender4 is the second render of a chart that render (the Helm 4 SDK's, post-renderers
-// included) rendered as first: only the templates that can render differently, their
-// documents spliced into first; every template when the analysis cannot tell, or when the cut
-// chart does not render (a post-renderer's patch whose target is not in it).
+// rerender4 is the second render of a chart that render (helm-controller's: the Helm 4 SDK's,
+// its post-renderers included) rendered as first: only the templates that can render
+// differently, their documents spliced into first; every template when the analysis cannot
+// tell, or when the cut chart does not render. helm-controller's post-renderers (kustomize
+// patches and images, common metadata) change each object by itself, so the documents of a
+// cut chart come out as the whole chart's do; a patch whose target the cut chart lacks fails
+// its render, and the whole chart renders again. (diff upgrade's --post-renderer, any
+// program given the whole manifest, always renders the whole chart.)
 func rerender4(ch *chartv2.Chart, first string, render func(*chartv2.Chart) (string, error), values ...map[string]any) (string, error) {
 	templates, texts := chartTree4(ch)
 	a := analyze(templates, texts, values...)
