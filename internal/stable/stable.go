@@ -1,13 +1,15 @@
 // Package stable tells which of a chart's templates can render differently twice over the
-// same inputs: those that call, themselves or through the named templates they include, a
-// function whose result is not a function of its arguments (randAlphaNum, uuidv4, now, genCA,
-// lookup, ...). A second render of the chart to find the unstable fields then needs only those
-// templates, and the files that define the named templates they include.
+// same inputs: those that call a function whose result is not a function of its arguments
+// (randAlphaNum, uuidv4, now, genCA, lookup, ...), themselves or through the named templates
+// and chart files they include and the texts tpl may be given. A second render of the chart to
+// find the unstable fields then needs only those templates, the partials, and the files that
+// define named templates or that these include by name.
 //
 // The analysis reads the templates as Helm's engine parses them (text/template) and errs on the
-// safe side: a function it does not know, a named template included by a computed name, or a
-// template that may store such a value where another template reads it (set, merge, ... in the
-// same template as the value) all make it ask for every template to be rendered again.
+// safe side: a function it does not know varies; a named template included by a computed name,
+// or a template that reaches such a function and changes a map that is not its own (set,
+// merge, ...: another template may read what it stores there), makes it ask for every template
+// to be rendered again.
 package stable
 
 import (
@@ -33,7 +35,8 @@ type Analysis struct {
 	// All: every template must render again; Why says why.
 	All bool
 	Why string
-	// Rerender are the templates (never partials) whose output may differ between renders.
+	// Rerender maps the templates (never partials) whose output may differ between renders
+	// to a function that makes it so.
 	Rerender map[string]string
 	// Keep are the templates a second render of Rerender must be given: Rerender, the
 	// partials, every template that defines a named template, and the files any of these
