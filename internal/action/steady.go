@@ -17,29 +17,52 @@ import (
 // package stable): the twin is given those, and what they include, and its manifest is the
 // first render's with those templates' documents replaced (splice).
 
-// chartTree3 is what the analysis reads of a Helm 3 chart and its dependencies: the
-// templates, named as the engine names them, and the texts tpl may be given (the values'
-// strings, the files).
-func chartTree3(ch *chart3.Chart) (templates []stable.Template, texts []string) {
-	var walk func(c *chart3.Chart)
-	walk = func(c *chart3.Chart) {
+// treeChart is a chart of either Helm SDK, as chartTree walks it.
+type treeChart[C any] interface {
+	Dependencies() []C
+	ChartFullPath() string
+}
+
+// chartTree is what the analysis reads of a chart and its dependencies: the templates, named
+// as the engine names them (the chart's full path and the file's), and the texts tpl may be
+// given (the values' strings, the files). own reads one chart of either SDK: its templates
+// (named within it), its values and its files.
+func chartTree[C treeChart[C]](ch C, own func(C) (templates []stable.Template, values map[string]any, files [][]byte)) ([]stable.Template, []string) {
+	var templates []stable.Template
+	var texts []string
+	var walk func(c C)
+	walk = func(c C) {
 		for _, d := range c.Dependencies() {
 			walk(d)
 		}
-		for _, t := range c.Templates {
-			if t != nil {
-				templates = append(templates, stable.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
-			}
+		ts, values, files := own(c)
+		for _, t := range ts {
+			templates = append(templates, stable.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
 		}
-		texts = appendStrings(texts, c.Values)
-		for _, f := range c.Files {
-			if f != nil {
-				texts = append(texts, string(f.Data))
-			}
+		texts = appendStrings(texts, values)
+		for _, f := range files {
+			texts = append(texts, string(f))
 		}
 	}
 	walk(ch)
 	return templates, texts
+}
+
+// chartTree3 is chartTree for a Helm 3 chart.
+func chartTree3(ch *chart3.Chart) ([]stable.Template, []string) {
+	return chartTree(ch, func(c *chart3.Chart) (templates []stable.Template, values map[string]any, files [][]byte) {
+		for _, t := range c.Templates {
+			if t != nil {
+				templates = append(templates, stable.Template{Name: t.Name, Data: t.Data})
+			}
+		}
+		for _, f := range c.Files {
+			if f != nil {
+				files = append(files, f.Data)
+			}
+		}
+		return templates, c.Values, files
+	})
 }
 
 // keep3 leaves in ch and its dependencies only the templates in keep.
@@ -52,36 +75,20 @@ func keep3(ch *chart3.Chart, keep map[string]bool) {
 	})
 }
 
-// chartTree4 is chartTree3 for a Helm 4 chart of chart API v2.
-func chartTree4(ch *chartv2.Chart) (templates []stable.Template, texts []string) {
-	var walk func(c *chartv2.Chart)
-	walk = func(c *chartv2.Chart) {
-		for _, d := range c.Dependencies() {
-			walk(d)
-		}
+// chartTree4 is chartTree for a Helm 4 chart of chart API v2.
+func chartTree4(ch *chartv2.Chart) ([]stable.Template, []string) {
+	return chartTree(ch, func(c *chartv2.Chart) (templates []stable.Template, values map[string]any, files [][]byte) {
 		for _, t := range c.Templates {
 			if t != nil {
-				templates = append(templates, stable.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
+				templates = append(templates, stable.Template{Name: t.Name, Data: t.Data})
 			}
 		}
-		texts = appendStrings(texts, c.Values)
 		for _, f := range c.Files {
 			if f != nil {
-				texts = append(texts, string(f.Data))
+				files = append(files, f.Data)
 			}
 		}
-	}
-	walk(ch)
-	return templates, texts
-}
-
-// keep4 is keep3 for a Helm 4 chart of chart API v2.
-func keep4(ch *chartv2.Chart, keep map[string]bool) {
-	for _, d := range ch.Dependencies() {
-		keep4(d, keep)
-	}
-	ch.Templates = slices.DeleteFunc(ch.Templates, func(t *common.File) bool {
-		return t == nil || !keep[path.Join(ch.ChartFullPath(), t.Name)]
+		return templates, c.Values, files
 	})
 }
 

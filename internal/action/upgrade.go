@@ -553,7 +553,7 @@ func (u *upgrade4) steady() (stable.Analysis, bool) {
 
 func (u *upgrade4) keep(names map[string]bool) {
 	if ch, ok := u.ch.(*chartv2.Chart); ok {
-		keep4(ch, names)
+		u.ch = cut4(ch, names)
 	}
 }
 

@@ -268,6 +268,7 @@ func (g *graph) reach(n *node) (node, []string) {
 	return out, reached
 }
 
+// merge adds what n does to into: tpl's node gathers every text tpl may run.
 func merge(into, n *node) {
 	if into.varies == "" {
 		into.varies = n.varies
@@ -303,8 +304,8 @@ func walk(tree *parse.Tree) *node {
 	// whether those are the template's own is known once every variable is read.
 	values := map[string][]*parse.PipeNode{}
 	type target struct {
-		map_ parse.Node
-		deep bool
+		changed parse.Node // the map set or merge changes
+		deep    bool
 	}
 	var targets []target
 	var visit func(x parse.Node, parent string)
@@ -324,6 +325,12 @@ func walk(tree *parse.Tree) *node {
 			}
 			visit(c, next)
 		}
+	}
+	// branch visits an if, range or with: its pipeline, then its lists.
+	branch := func(b *parse.BranchNode) {
+		visitPipe(b.Pipe, "")
+		visit(b.List, "")
+		visit(b.ElseList, "")
 	}
 	call := func(name, parent string) {
 		switch {
@@ -348,22 +355,16 @@ func walk(tree *parse.Tree) *node {
 		case *parse.ActionNode:
 			visitPipe(x.Pipe, "")
 		case *parse.IfNode:
-			visitPipe(x.Pipe, "")
-			visit(x.List, "")
-			visit(x.ElseList, "")
+			branch(&x.BranchNode)
 		case *parse.RangeNode:
 			if x.Pipe != nil {
 				for _, v := range x.Pipe.Decl {
-					values[v.Ident[0]] = append(values[v.Ident[0]], nil)
+					values[v.Ident[0]] = append(values[v.Ident[0]], nil) // an element of what is ranged over
 				}
 			}
-			visitPipe(x.Pipe, "")
-			visit(x.List, "")
-			visit(x.ElseList, "")
+			branch(&x.BranchNode)
 		case *parse.WithNode:
-			visitPipe(x.Pipe, "")
-			visit(x.List, "")
-			visit(x.ElseList, "")
+			branch(&x.BranchNode)
 		case *parse.TemplateNode:
 			n.includes = append(n.includes, x.Name)
 			visitPipe(x.Pipe, "")
@@ -411,7 +412,7 @@ func walk(tree *parse.Tree) *node {
 	visit(tree.Root, "")
 	local := locals(values)
 	for _, t := range targets {
-		if !local.fresh(t.map_, t.deep) {
+		if !local.fresh(t.changed, t.deep) {
 			n.stores = true // the map it changes may be one another template reads
 		}
 	}
