@@ -6,6 +6,14 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # IMAGE_REPOSITORY: where the release pushes the self-management Jobs' image; a build stamped
 # with it defaults --self-hook-image to IMAGE_REPOSITORY:vVERSION.
 IMAGE_REPOSITORY ?=
+# One build configuration for everything the go command builds here (the binary, vet, the tests,
+# the helm CLIs and the test environment; scripts/lib/goenv.sh says the same for the scripts):
+# static and -trimpath, so that the Go build cache compiles each shared package once.
+export CGO_ENABLED := 0
+ifeq ($(filter -trimpath,$(GOFLAGS)),)
+GOFLAGS += -trimpath
+endif
+export GOFLAGS
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
 .PHONY: all build tools test test-unit lint bench fuzz demo image dist verify-release push-plugin release clean
@@ -57,9 +65,9 @@ release:
 	VERSION=$(VERSION) DIST=$(DIST) REGISTRY=$(REGISTRY) IMAGE_REPOSITORY=$(IMAGE_REPOSITORY) SIGN_KEY="$(SIGN_KEY)" KEYRING=$(KEYRING) \
 		PLATFORMS=$(PLATFORMS) INSECURE=$(INSECURE) PLAIN_HTTP=$(PLAIN_HTTP) PASSPHRASE_FILE=$(PASSPHRASE_FILE) MAKE="$(MAKE)" sh scripts/release.sh
 
-## tools: build the real helm v3, helm v4 and kustomize into ~/.cache/helm-drift (once)
+## tools: build what the tests use into ~/.cache/helm-drift (once): the real helm v3 and v4 CLIs, dyff, and the test environment (kube-apiserver with etcd, helm-controller and source-controller, the OCI registry), all at once
 tools:
-	bash scripts/tools.sh
+	bash scripts/testenv/build.sh
 
 ## lint: gofmt and go vet
 lint:

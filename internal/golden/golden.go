@@ -8,7 +8,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -22,8 +21,29 @@ func Updating() bool { return *update }
 
 // Root is the repository's testdata directory.
 func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata")
+	return filepath.Join(RepoRoot(), "testdata")
+}
+
+// modulePath is the first line of the repository's go.mod.
+const modulePath = "module github.com/helm-drift/helm-drift\n"
+
+// RepoRoot is the repository's root directory: the nearest directory at or above the working
+// directory (a test's is its package's) whose go.mod is this module's. The tests are built with
+// -trimpath (see the Makefile), so the source file's own path does not tell. Outside the
+// repository it returns the working directory.
+func RepoRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), modulePath) {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
 }
 
 // Cases returns the golden case directories of command (testdata/<command>/<case>), sorted;

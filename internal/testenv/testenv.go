@@ -16,11 +16,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/helm-drift/helm-drift/internal/golden"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,11 +50,8 @@ type Env struct {
 	Startup time.Duration
 }
 
-// RepoRoot is the repository this package sits in.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "../.."))
-}
+// RepoRoot is the repository the test runs in (see golden.RepoRoot).
+func RepoRoot() string { return golden.RepoRoot() }
 
 // Start builds what is missing and starts an environment in a new temporary directory.
 func Start() (*Env, error) {
