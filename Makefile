@@ -20,7 +20,7 @@ LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) 
 
 all: build
 
-## build: bin/helm-drift (BIN=path for another) from this source; IMAGE_REPOSITORY=... stamps a release build's default hook image
+## build: bin/helm-drift (BIN=path for another) from this source, nothing else; IMAGE_REPOSITORY=... stamps a release build's default hook image
 BIN ?= bin/helm-drift
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/helm-drift
@@ -75,9 +75,9 @@ lint:
 	$(GO) vet ./...
 
 ## test: lint, unit tests, the end-to-end tests against the real helm CLIs, and the chart's alert rules evaluated by Prometheus's own rule engine (scripts/promrules, a module of its own)
+## (builds, once and cached: the helm CLIs, dyff and the test environment, scripts/testenv/build.sh, which the e2e tests call)
 test: lint
-	$(GO) test -count=1 -timeout 30m ./...
-	cd scripts/promrules && $(GO) test -count=1 ./...
+	GO=$(GO) bash scripts/test.sh
 
 ## test-unit: the fast tests only (no helm CLIs, no cluster)
 test-unit:
@@ -95,7 +95,9 @@ UPGRADE_CHART := $(PROMETHEUS_CHARTS):charts/kube-prometheus-stack $(PROMETHEUS_
 UPGRADE_CHART_ARGS := --set prometheusOperator.admissionWebhooks.enabled=false
 
 ## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff upgrade of the largest corpus chart and of kube-prometheus-stack vs helm-diff; diff helmrelease --all over 50 HelmReleases; diff release -A over a fleet of 200 and 1,000 releases; ratios printed
+## (builds, besides what make test uses: kustomize and helm-diff, the baselines, and kube-prometheus-stack's chart from its Git repository)
 bench:
+	bash scripts/tools.sh kustomize helm-diff >/dev/null
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestOwnersCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestDiffCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
@@ -106,25 +108,18 @@ bench:
 	$(GO) test -v -run '^TestFleetCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
-## fuzz: each fuzz target for FUZZTIME (default 60s): manifest round trip, identity scanner, YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, drift detection, diff comparator
+## fuzz: each fuzz target for FUZZTIME (default 60s), each package's instrumented test binary built once (scripts/fuzz.sh): manifest round trip, identity scanner, YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, drift detection, diff comparator
 # FUZZTIME is a duration or an execution count (10000x). Go 1.26's fuzz coordinator can fail a
 # duration-bounded run with a spurious "context deadline exceeded" as the time runs out
 # (golang/go#75804, fixed in Go 1.27): .ci/run uses a count, which has no deadline to race.
 FUZZTIME ?= 60s
 FUZZMINIMIZETIME ?= 10s
-FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME)
 fuzz:
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRoundTrip$$' ./internal/manifest
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScan$$' ./internal/manifest
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzScanCRD$$' ./internal/manifest
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDecodeYAML$$' ./internal/manifest
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzStream$$' ./internal/owners
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDriftDetection$$' ./internal/transform
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzCompareSelf$$' ./internal/compare
+	FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) bash scripts/fuzz.sh
 
-## demo: install the plugins into a scratch Helm home and render the example chart through them
-demo: build
-	bash scripts/demo.sh
+## demo: the main job (scripts/demo.sh): builds bin/helm-drift and the helm CLIs, renders the example charts through the plugins, then builds and starts the test environment (kube-apiserver, Flux controllers, registry; built meanwhile at low priority) and shows Flux correct drift and diff predict an upgrade
+demo:
+	MAKE="$(MAKE)" bash scripts/demo.sh
 
 clean:
 	rm -rf bin

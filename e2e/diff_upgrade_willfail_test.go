@@ -61,7 +61,7 @@ func TestDiffUpgradeWillFail(t *testing.T) {
 		before func(t *testing.T, ns string) string
 	}{
 		{name: "selector", set: "selector=v2", object: "Deployment.apps %s/app-web", field: "spec.selector", helmSays: "field is immutable", offline: true},
-		{name: "clusterIP", set: "clusterIP=10.0.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set", offline: true},
+		{name: "clusterIP", set: "clusterIP=10.96.0.99", object: "Service %s/app-web", field: "spec.clusterIPs[0]", helmSays: "may not change once set", offline: true},
 		{name: "volumeClaimTemplates", set: "claimSize=2Gi", object: "StatefulSet.apps %s/app-db", field: "spec", helmSays: "updates to statefulset spec for fields other than", offline: true},
 		{name: "smaller PVC", set: "pvcSize=1Gi", object: "PersistentVolumeClaim %s/app-cache", field: "spec", helmSays: "app-cache", offline: true},
 		{name: "admission policy", set: "policyLabel=refused", object: "ConfigMap %s/app-settings", helmSays: "denied request", setup: denyLabel},

@@ -44,6 +44,7 @@ func TestDistInstall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
+	t.Parallel() // its own DIST, clone and Helm homes; links on a core the cluster tests leave idle
 	d1, d2 := t.TempDir(), t.TempDir()
 	archive := makeDist(t, d1)
 	makeDist(t, d2)
@@ -162,6 +163,7 @@ func TestDistSignedHelm4(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
+	t.Parallel() // its own DIST, clone and Helm homes; links on a core the cluster tests leave idle
 	key, secring, pubring := throwawayKey(t)
 	signedDist := func(dir string) {
 		t.Helper()
@@ -291,9 +293,12 @@ func TestRelease(t *testing.T) {
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}
+	t.Parallel() // its own DIST and registry repository; make image under repoBin
 	key, secring, _ := throwawayKey(t)
 	dist := t.TempDir()
 	repo := cluster.Registry + "/release/helm-drift"
+	repoBin.Lock() // make release runs make image
+	defer repoBin.Unlock()
 	cmd := exec.Command("make", "release", "VERSION=0.1.0", "DIST="+dist, "PLATFORMS=linux/amd64", "REGISTRY=oci://"+cluster.Registry+"/release",
 		"IMAGE_REPOSITORY="+repo, "SIGN_KEY="+key, "KEYRING="+secring, "INSECURE=1", "PLAIN_HTTP=1")
 	cmd.Dir = repoRoot
@@ -333,6 +338,7 @@ func TestVerifyRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e")
 	}
+	t.Parallel() // its own DIST, clone and Helm homes; links on a core the cluster tests leave idle
 	key, secring, _ := throwawayKey(t)
 	clone := filepath.Join(t.TempDir(), "src")
 	if out, err := exec.Command("git", "clone", "-q", "--shared", repoRoot, clone).CombinedOutput(); err != nil {

@@ -22,10 +22,13 @@ func TestImage(t *testing.T) {
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}
+	t.Parallel()
 	ref := cluster.Registry + "/helm-drift:e2e"
 	cmd := exec.Command("make", "image", "IMAGE="+ref, "INSECURE=1")
 	cmd.Dir = repoRoot
+	repoBin.Lock()
 	out, err := cmd.CombinedOutput()
+	repoBin.Unlock()
 	if err != nil {
 		t.Fatalf("make image: %v\n%s", err, out)
 	}
@@ -106,8 +109,11 @@ func TestReleasedHookImage(t *testing.T) {
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}
+	t.Parallel()
 	repo := cluster.Registry + "/released/helm-drift"
 	bin := filepath.Join(t.TempDir(), "helm-drift")
+	repoBin.Lock()
+	defer repoBin.Unlock()
 	for _, args := range [][]string{
 		{"image", "IMAGE_REPOSITORY=" + repo, "INSECURE=1"},
 		{"build", "IMAGE_REPOSITORY=" + repo, "BIN=" + bin},

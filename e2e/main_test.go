@@ -10,12 +10,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/creack/pty"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
+
+// repoBin is held by the tests whose make targets write the repository's own bin/ (make image
+// writes bin/linux-amd64/helm-drift), so that they may run in parallel with everything else.
+var repoBin sync.Mutex
 
 var (
 	cluster    *testenv.Env // the test environment: API server, Flux controllers, registry

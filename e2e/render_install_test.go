@@ -34,6 +34,7 @@ func postRendererArgs(args ...string) []string {
 // TestInstallHookBuildsFromSource: `helm plugin install <dir>` on a copy with no binary builds
 // one with go build (no download), and `helm drift version` runs it.
 func TestInstallHookBuildsFromSource(t *testing.T) {
+	t.Parallel() // each Helm installs its own copy of the repository
 	for _, name := range []string{"helm3", "helm4"} {
 		t.Run(name, func(t *testing.T) {
 			h := newHelm(t, name)

@@ -7,20 +7,31 @@
 #      the Helm 3 CLI and the post-renderer, let helm-controller install the component, delete one
 #      of its objects, request a reconcile, and show drift detection bring it back. Stops
 #      everything it started at the end.
-# Needs Go, curl and jq; helm and the cluster are built from the Go module proxy (cached).
+# Needs Go, curl and jq; the binary, helm and the cluster are built from the Go module proxy
+# (cached): part 1 shows once the binary and the helm CLIs are built, the test environment's
+# build goes on meanwhile.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd -P)
 cd "$root"
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "demo: $tool is missing (apt-get install $tool)" >&2; exit 1; }
 done
-bin=$(bash scripts/tools.sh)
 scratch=$(mktemp -d)
+builder=
 cleanup() {
+  [ -n "$builder" ] && kill -- -"$builder" 2>/dev/null || true  # the build and its go commands
   [ -f "$scratch/env/pids" ] && scripts/testenv/down "$scratch/env" || true
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+# Part 1 needs only the binary and the helm CLIs; parts 2 and 3 the test environment. Its build
+# starts now at the lowest priority, so that it takes only the cores part 1 leaves idle, and
+# finishes at full speed while part 1 is read; scripts/testenv/up waits for it.
+setsid nice -n 19 bash scripts/testenv/build.sh testenv >"$scratch/testenv-build.log" 2>&1 &
+builder=$!
+. scripts/lib/goenv.sh
+${MAKE:-make} --no-print-directory build >&2
+bin=$(bash scripts/tools.sh helm3 helm4)
 chart=testdata/charts/platform
 rules=(--drift-detection=apps/podinfo=enabled --drift-detection=label:tier=db=warn --namespace=platform --verbose)
 
@@ -61,6 +72,8 @@ echo
 export HELM_CONFIG_HOME=$scratch/h3/config HELM_CACHE_HOME=$scratch/h3/cache HELM_DATA_HOME=$scratch/h3/data
 helm="$bin/helm3"
 echo "\$ scripts/testenv/up"
+wait "$builder" || { cat "$scratch/testenv-build.log" >&2; exit 1; }
+builder=
 scripts/testenv/up "$scratch/env" | sed 's/^/  /'
 set -a; . "$scratch/env/env"; set +a
 api() { curl -sSk -H "Authorization: Bearer $TESTENV_TOKEN" "$@"; }

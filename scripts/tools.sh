@@ -41,14 +41,20 @@ key() { { cat "$@"; goconfig; } | sha256sum | cut -c1-10; }
 link() { ln -sfn "$(basename "$2")" "$bin/$1"; }
 
 # timed NAME OUT CMD...: run the build command CMD writing OUT.tmp, once; then OUT.
+# Another tools.sh building the same OUT (make demo, the tests) is waited for, not raced.
 timed() {
   local name=$1 out=$2; shift 2
   if [ -x "$out" ]; then return 0; fi
-  echo "building $name (cached at $out)..." >&2
-  local start=$SECONDS
-  "$@" >&2
-  mv "$out.tmp" "$out"
-  echo "built $name in $((SECONDS - start))s" >&2
+  exec {lock}>"$out.lock"
+  flock "$lock"
+  if [ ! -x "$out" ]; then
+    echo "building $name (cached at $out)..." >&2
+    local start=$SECONDS
+    "$@" >&2
+    mv "$out.tmp" "$out"
+    echo "built $name in $((SECONDS - start))s" >&2
+  fi
+  exec {lock}>&-
 }
 
 # helm MAJOR VERSION MODVERSION

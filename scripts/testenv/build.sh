@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+#   scripts/testenv/build.sh            the test environment and the helm CLIs (scripts/tools.sh)
+#   scripts/testenv/build.sh testenv    the test environment only
+#
 # Builds the real parts of the test environment from the Go module proxy only, each from its
 # wrapper module here, into a cache outside the repository keyed by version and by a hash of the
 # wrapper (go.mod, go.sum, main.go), the go command's version and the build configuration.
@@ -28,8 +31,12 @@ key() {
 }
 
 # build NAME OUT LOG CMD...: run CMD (which writes OUT.tmp) unless OUT exists, then OUT.
+# Another build.sh building the same OUT (make demo's, the tests') is waited for, not raced.
 build() {
   local name=$1 out=$2 log=$3; shift 3
+  [ -e "$out" ] && return 0
+  exec {lock}>"$out.lock"
+  flock "$lock"
   [ -e "$out" ] && return 0
   local start=$SECONDS
   echo "building $name (cached at $out, log $log)..." >&2
@@ -59,8 +66,11 @@ bg flux build flux-controllers "$flux" "$cache/logs/build-flux.log" \
 bg registry build registry "$reg" "$cache/logs/build-registry.log" \
   go -C "$here/registry" build -ldflags "-s -w" -o "$reg.tmp" github.com/distribution/distribution/v3/cmd/registry
 bg ctl build ctl "$ctl" "$cache/logs/build-ctl.log" go -C "$here/ctl" build -o "$ctl.tmp" .  # testenv-ctl: up / down / logs (standard library only)
-# The helm CLIs the tests install with (tools.sh prints its own progress).
-bg "helm CLIs" bash "$here/../tools.sh" >/dev/null
+# The helm CLIs the tests install with (tools.sh prints its own progress), unless the only
+# argument is "testenv" (make demo builds them first, in the foreground).
+if [ "${1:-}" != testenv ]; then
+  bg "helm CLIs" bash "$here/../tools.sh" >/dev/null
+fi
 failed=()
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || failed+=("${names[$i]}")

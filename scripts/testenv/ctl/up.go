@@ -90,8 +90,18 @@ func up(dir, bin string) error {
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		// As kubeadm's static pod manifest runs it (cmd/kubeadm/app/phases/controlplane,
+		// getAPIServerCommand), where a chart can tell the difference: privileged containers
+		// allowed (CSI drivers, CNI plugins, node agents), kubeadm's Service range (charts that
+		// pin a clusterIP such as 10.96.0.10), the Node authorizer and NodeRestriction beside the
+		// default admission plugins (PodSecurity, LimitRanger, ResourceQuota, the webhooks and
+		// admission policies, ...). ServiceAccount admission stays off: it refuses every Pod
+		// whose namespace has no "default" ServiceAccount, and nothing here (no
+		// controller-manager) creates one.
+		"--allow-privileged=true",
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--service-cluster-ip-range=10.96.0.0/12",
 		"--disable-admission-plugins=ServiceAccount",
 		"--endpoint-reconciler-type=none",
 	); err != nil {
