@@ -14,7 +14,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 (cd "$root/scripts/promrules" && nice -n 19 "$go" test -count=1 ./...) >"$log" 2>&1 &
 promrules=$!
-(cd "$root" && "$go" test -count=1 -timeout 30m -parallel "${TEST_PARALLEL:-4}" ./...)
+# GOTESTFLAGS: more go test flags (-json for test-by-test timings, -v, -run ...).
+# shellcheck disable=SC2086
+(cd "$root" && "$go" test -count=1 -timeout 30m -parallel "${TEST_PARALLEL:-4}" ${GOTESTFLAGS:-} ./...)
 rc=$?
 wait "$promrules"
 prc=$?
