@@ -9,6 +9,7 @@ import (
 // completion.yaml) and, from the cluster, release names for "diff release" and "self status"
 // and HelmRelease names for "diff helmrelease" (its plugin.complete), in the namespace typed.
 func TestCompletion(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
 			h := clusterHelm(t, helmName)

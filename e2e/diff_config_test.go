@@ -52,6 +52,7 @@ func runInProcess(t *testing.T, stdin string, args ...string) (loads, clients in
 // --cluster load the kubeconfig once and make one discovery client, whose cache reads each
 // discovery root once.
 func TestDiffOneConfiguration(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run("upgrade/"+helmName, func(t *testing.T) {
 			h := clusterHelm(t, helmName)

@@ -31,6 +31,7 @@ import (
 // is not there at all. One summary: the first cluster's drift, "could not measure" for the
 // second's releases and a row for the third; exit 3; JSON names every context and server.
 func TestDiffFleet(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	second, err := testenv.Start()
 	if err != nil {

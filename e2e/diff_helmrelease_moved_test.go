@@ -81,6 +81,7 @@ func requestForce(t *testing.T, ns string) {
 // self-signed certificate and a password on every render: 0 divergences, its fields flagged
 // unstable; --count-unstable counts them.
 func TestDiffHelmReleaseWhoMoved(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	t.Run("lookup", func(t *testing.T) {
 		ns := cluster.Namespace(t)
 		chartHelmRelease(t, ns, "reuseapp")

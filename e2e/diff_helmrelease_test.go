@@ -252,6 +252,7 @@ func waitHistory(t *testing.T, ns string, want int64) {
 // env entry, nothing under warn, a --file preview) is checked by letting helm-controller
 // reconcile. No output shows the value that came from a Secret.
 func TestDiffHelmRelease(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
@@ -411,6 +412,7 @@ spec:
 // (served by the test on loopback): helm-controller makes the HelmChart <ns>-<name>; the render
 // from its artifact equals what helm-controller stored and the diff is 0.
 func TestDiffHelmReleaseHelmRepository(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	dir := t.TempDir()

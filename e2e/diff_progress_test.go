@@ -12,6 +12,7 @@ import (
 // in CI; --progress always draws it in a pipe too. The report on stdout is the same in every
 // case.
 func TestDiffProgress(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	for i := range 3 {

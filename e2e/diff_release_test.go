@@ -40,6 +40,7 @@ func diffBinary(t *testing.T, args ...string) (string, string, int) {
 // are not drift); then real edits show up in the right class, a deleted object is CHART-ONLY,
 // a Secret's change is reported without its value, and the exit code says drift.
 func TestDiffRelease(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	const marker = "DIFF-SECRET-MARKER-4d2c"
@@ -133,6 +134,7 @@ func TestDiffRelease(t *testing.T) {
 // TestDiffHelmReleaseIgnore: for a release a Flux HelmRelease manages, diff applies that
 // HelmRelease's own spec.driftDetection.ignore rules (here set by the post-renderer's config).
 func TestDiffHelmReleaseIgnore(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	h.installPlugins(t)
 	pushComponent(t, h)
@@ -177,6 +179,7 @@ func TestDiffHelmReleaseIgnore(t *testing.T) {
 // TestDiffColour: the table is coloured on a terminal (run under script(1) for a pty), and not
 // with NO_COLOR set, nor into a pipe.
 func TestDiffColour(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Skip("script(1) is not installed: no pty to test colour with")

@@ -12,6 +12,7 @@ import (
 // install, and so does the "--" form given the deploy's argument list as it is; without
 // --skip-schema-validation the render is refused, as helm upgrade's is.
 func TestDiffUpgradeDeployFlags(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	chart := filepath.Join(repoRoot, "testdata/charts/literalapp")

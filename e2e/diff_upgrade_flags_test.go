@@ -38,6 +38,7 @@ func redactedObjects(t *testing.T, text string) map[string]map[string]any {
 // and the flag makes a difference (the render without it differs), so no case passes by
 // accident.
 func TestDiffUpgradeFlagsMatchHelm(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	values := filepath.Join(t.TempDir(), "values.yaml")
 	os.WriteFile(values, []byte("replicas: 5\nimage: nginx:1.29\n"), 0o644)
 	file := filepath.Join(t.TempDir(), "motd.txt")

@@ -17,6 +17,7 @@ import (
 // it says Helm adopts it, and the real "helm upgrade --install --take-ownership" does, after
 // which "diff release" finds nothing. Helm 3 and Helm 4.
 func TestDiffUpgradeInstall(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
 			h := clusterHelm(t, helmName)
@@ -64,6 +65,7 @@ func withDependency(t *testing.T) string {
 // --dependency-update, the dependency is fetched and the render (subchart included) equals the
 // release installed that way: 0 divergences. Helm 3 and Helm 4.
 func TestDiffUpgradeDependencyUpdate(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
 			h := clusterHelm(t, helmName)

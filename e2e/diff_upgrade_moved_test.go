@@ -76,6 +76,7 @@ func movedDiff(t *testing.T, args ...string) (movedReport, string, int) {
 // of a field another manager also edited is moved by both, and the real upgrade sets the
 // chart's value. Helm 3 (client-side) and Helm 4 (server-side, --force-conflicts).
 func TestDiffUpgradeWhoMoved(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	for _, helmName := range []string{"helm3", "helm4"} {
 		t.Run(helmName, func(t *testing.T) {
 			h := clusterHelm(t, helmName)

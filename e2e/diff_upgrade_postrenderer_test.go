@@ -14,6 +14,7 @@ import (
 // shows 0 divergences in diff upgrade --post-renderer NAME, resolved as Helm 4 resolves it, and
 // the rewritten value as DIFFERS without it.
 func TestDiffUpgradePostRendererPlugin(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	dir := filepath.Join(t.TempDir(), "shout")

@@ -14,6 +14,7 @@ import (
 // envFrom ConfigMap's) is reported before it exists; once installed, an upgrade that drops the
 // inline entry is said to remove it (resolved), one that keeps it to keep it.
 func TestDiffUpgradeShadowVerdicts(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns)

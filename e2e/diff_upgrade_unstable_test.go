@@ -11,6 +11,7 @@ import (
 // 0); a real value change beside them is still reported (exit 2); --count-unstable counts
 // them. The password's value is never printed.
 func TestDiffUpgradeUnstable(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	chart := filepath.Join(repoRoot, "testdata/charts/randomapp")

@@ -22,6 +22,7 @@ import (
 // diff -u on the two trees, their exit codes passed through; no Secret value anywhere, the
 // trees included.
 func TestDiffView(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	const marker = "VIEW-SECRET-MARKER-77e1"

@@ -15,6 +15,7 @@ import (
 // list the kinds the stream renders (the RBAC the README gives), and a kind it may not list is
 // "could not check" (exit 3, the kind named), never clean.
 func TestOwnersClusterLeastPrivilege(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}

@@ -29,6 +29,7 @@ const (
 // error paths, and asserts that no marker, nor its length, appears on stderr (render's stdout
 // is the user's own stream and holds the Secret by design) or, for owners and self, on stdout.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	if cluster == nil {
 		t.Skip("e2e: no test environment (-short)")
 	}
@@ -143,6 +144,7 @@ spec:
 // --all, --stats and the error paths, never print a marker, its base64, nor its length other
 // than as the size of a redacted value.
 func TestDiffSecretsNeverLeak(t *testing.T) {
+	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm3")
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
