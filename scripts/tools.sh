@@ -57,7 +57,8 @@ timed() {
   exec {lock}>&-
 }
 
-# helm MAJOR VERSION MODVERSION
+# build_helm MAJOR VERSION MODVERSION: the helm CLI, from this module's graph when VERSION is the one
+# go.mod requires (MODVERSION), else from the release's own go.mod.
 build_helm() {
   local major=$1 version=$2 modv=$3 pkg=helm.sh/helm/v$1/cmd/helm
   local stamp="-X helm.sh/helm/v$major/internal/version.version=$version"
