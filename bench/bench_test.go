@@ -15,7 +15,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
-	"github.com/helm-drift/helm-drift/internal/postrender"
+	"github.com/helm-drift/helm-drift/internal/pipeline"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
@@ -48,12 +48,12 @@ func benchStream(docs int) Stream {
 	return s
 }
 
-func renderer(tb testing.TB) *postrender.Renderer {
+func renderer(tb testing.TB) *pipeline.Renderer {
 	rule, err := transform.ParseFlagRule("label:" + SelectedLabel + "=enabled")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &postrender.Renderer{Transforms: []transform.Transform{&transform.DriftDetection{Rules: []transform.Rule{rule}, Namespace: "default"}}}
+	return &pipeline.Renderer{Transforms: []transform.Transform{&transform.DriftDetection{Rules: []transform.Rule{rule}, Namespace: "default"}}}
 }
 
 // ownersCheck is the second-owner stream check as render runs it (--owners error).
@@ -90,7 +90,7 @@ func benchRenderOwners(b *testing.B, s Stream) {
 	benchRenderWith(b, r, s)
 }
 
-func benchRenderWith(b *testing.B, r *postrender.Renderer, s Stream) {
+func benchRenderWith(b *testing.B, r *pipeline.Renderer, s Stream) {
 	b.SetBytes(int64(len(s.YAML)))
 	b.ReportAllocs()
 	for b.Loop() {

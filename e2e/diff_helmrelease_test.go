@@ -22,7 +22,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/testenv"
@@ -141,9 +141,9 @@ func storedRelease(t *testing.T, ns, name string) *release4.Release {
 	return r.(*release4.Release)
 }
 
-// renderHelmRelease renders the live HelmRelease with internal/fluxrelease, as diff helmrelease
+// renderHelmRelease renders the live HelmRelease with internal/helmcontroller, as diff helmrelease
 // does, against the release's storage.
-func renderHelmRelease(t *testing.T, ns, name string) *fluxrelease.Rendered {
+func renderHelmRelease(t *testing.T, ns, name string) *helmcontroller.Rendered {
 	t.Helper()
 	ctx := context.Background()
 	cl, err := live.New(ctx, live.Options{Kubeconfig: cluster.Kubeconfig, Timeout: 30 * time.Second})
@@ -154,22 +154,22 @@ func renderHelmRelease(t *testing.T, ns, name string) *fluxrelease.Rendered {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hr, err := fluxrelease.Decode(obj)
+	hr, err := helmcontroller.Decode(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := fluxrelease.Values(ctx, cl, hr)
+	vals, err := helmcontroller.Values(ctx, cl, hr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: cl})
+	ch, src, err := helmcontroller.LoadChart(ctx, hr, helmcontroller.ChartOptions{Get: cl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := helm4Config(t, fluxrelease.IdentityOf(hr).Storage)
+	cfg := helm4Config(t, helmcontroller.IdentityOf(hr).Storage)
 	// With the inputs unchanged, the next action's render is what helm-controller stored for
 	// the last revision: the manifest does not depend on the revision number.
-	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg})
+	r, err := helmcontroller.Render(ctx, hr, ch, vals, helmcontroller.RenderOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

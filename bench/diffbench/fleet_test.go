@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/helm-drift/helm-drift/internal/action"
-	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -89,7 +89,7 @@ func TestFleetCompare(t *testing.T) {
 				if err == nil {
 					in := helmaction.NewInstall(cfg)
 					in.ReleaseName, in.Namespace = fmt.Sprintf("web-%04d", i), ns
-					in.PostRenderer = fluxrelease.PostRenderer(&v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: in.ReleaseName, Namespace: ns}})
+					in.PostRenderer = helmcontroller.PostRenderer(&v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: in.ReleaseName, Namespace: ns}})
 					_, err = in.Run(ch, map[string]any{"headless": true})
 				}
 				if err == nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -26,7 +26,7 @@ type HelmReleaseTarget struct {
 	Object map[string]any
 	// Where names it in messages: "HelmRelease apps/web" or "hr.yaml: document 2".
 	Where  string
-	stream *fluxrelease.StreamFirst
+	stream *helmcontroller.StreamFirst
 }
 
 // name is "NAMESPACE/NAME".
@@ -47,7 +47,7 @@ type File struct {
 // files' other objects (a source, a values ConfigMap or Secret) answer the HelmReleases'
 // reads first; the cluster, once DiffHelmRelease runs, what they do not hold.
 func HelmReleaseFiles(files []File, namespace, only string) ([]HelmReleaseTarget, error) {
-	sg := &fluxrelease.StreamFirst{}
+	sg := &helmcontroller.StreamFirst{}
 	var names []string
 	var targets []HelmReleaseTarget
 	for _, f := range files {
@@ -101,18 +101,23 @@ func HelmReleaseFiles(files []File, namespace, only string) ([]HelmReleaseTarget
 type DiffHelmRelease struct {
 	Config *Configuration
 	Measure
-	// PlainHTTP reaches a source's registry over plain HTTP.
-	PlainHTTP bool
+	HelmReleaseOptions
 	// ManifestOnly renders and measures nothing: Result.Manifest only.
 	ManifestOnly bool
+
+	impersonation impersonation
+}
+
+// HelmReleaseOptions are the choices of a diff helmrelease run that its flags set.
+type HelmReleaseOptions struct {
+	// PlainHTTP reaches a source's registry over plain HTTP.
+	PlainHTTP bool
 	// CountUnstable counts as drift the fields on which two renders of the same inputs
 	// disagree (random values, timestamps).
 	CountUnstable bool
 	// DefaultServiceAccount is helm-controller's --default-service-account: the account of
 	// a HelmRelease without spec.serviceAccountName ("": the controller's own).
 	DefaultServiceAccount string
-
-	impersonation impersonation
 }
 
 // Get reads HelmRelease namespace/name from the cluster.
@@ -212,24 +217,24 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 // storage, each source artifact.
 type sharedReads struct {
 	storage   releaseStorage
-	artifacts fluxrelease.Artifacts
+	artifacts helmcontroller.Artifacts
 }
 
 // run renders t and measures it against cl, with the run's shared reads.
 func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *sharedReads, t HelmReleaseTarget) (*Result, error) {
-	hr, err := fluxrelease.Decode(t.Object)
+	hr, err := helmcontroller.Decode(t.Object)
 	if err != nil {
 		return nil, &InputError{Err: fmt.Errorf("%s: %w", t.Where, err)}
 	}
 	name := "HelmRelease " + hr.Namespace + "/" + hr.Name
-	var get fluxrelease.Getter = cl
+	var get helmcontroller.Getter = cl
 	if t.stream != nil {
 		get = t.stream
 		// A HelmRelease as written has no status: the one in the cluster says what
 		// helm-controller last did, and the file's spec is a new generation of it.
 		switch obj, err := cl.Get(ctx, flux.HelmReleaseGroup, flux.HelmReleaseVersion, flux.HelmReleaseKind, hr.Namespace, hr.Name); {
 		case err == nil:
-			if live, err := fluxrelease.Decode(obj); err == nil {
+			if live, err := helmcontroller.Decode(obj); err == nil {
 				hr.Status, hr.Generation = live.Status, live.Generation
 				if !equality.Semantic.DeepEqual(live.Spec, hr.Spec) {
 					hr.Generation++
@@ -239,7 +244,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	vals, err := fluxrelease.Values(ctx, get, hr)
+	vals, err := helmcontroller.Values(ctx, get, hr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -247,11 +252,11 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	if err != nil {
 		return nil, err
 	}
-	ch, src, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP, Artifacts: &shared.artifacts})
+	ch, src, err := helmcontroller.LoadChart(ctx, hr, helmcontroller.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP, Artifacts: &shared.artifacts})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	id := fluxrelease.IdentityOf(hr)
+	id := helmcontroller.IdentityOf(hr)
 	// helm-controller acts as the HelmRelease's service account for the whole Helm
 	// configuration: its storage, the render's lookup calls, the apply.
 	// xref: helm-controller internal/controller/helmrelease_controller.go buildRESTClientGetter.
@@ -285,7 +290,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		cfg.KubeClient = unbuilt4{cfg.KubeClient}
 	}
 	again := deepCopy(vals) // the SDK may change the map it is given
-	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+	r, err := helmcontroller.Render(ctx, hr, ch, vals, helmcontroller.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
@@ -306,7 +311,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		previous = last.Config
 	}
 	rerendered, err := rerender4(ch, r.Manifest, func(c *chartv2.Chart) (string, error) {
-		r2, err := fluxrelease.Render(ctx, hr, c, deepCopy(again), fluxrelease.RenderOptions{Config: cfg, Last: last, LastKnown: true})
+		r2, err := helmcontroller.Render(ctx, hr, c, deepCopy(again), helmcontroller.RenderOptions{Config: cfg, Last: last, LastKnown: true})
 		if err != nil {
 			return "", err
 		}
@@ -315,24 +320,24 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	if err != nil {
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
-	next := fluxrelease.NextReconcile(hr, last, r)
+	next := helmcontroller.NextReconcile(hr, last, r)
 	var ignore []flux.IgnoreRule
 	if dd := hr.Spec.DriftDetection; dd != nil && len(dd.Ignore) > 0 {
 		if ignore, err = flux.IgnoreRules(dd.Ignore); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	policy := fluxrelease.ApplyPolicy(hr, last)
+	policy := helmcontroller.ApplyPolicy(hr, last)
 	crds := diff.CRDsUntouched
 	if next.Action == flux.NextUpgrade || next.Action == flux.NextInstall {
-		crds = fluxrelease.CRDPolicy(hr, last)
+		crds = helmcontroller.CRDPolicy(hr, last)
 	}
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
 		Source:      src.String(),
 		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
 		Next: &next, Lookup: lookup,
-		Rendered: true, SameInputs: fluxrelease.SameInputs(hr, last, r),
+		Rendered: true, SameInputs: helmcontroller.SameInputs(hr, last, r),
 		Rerender: rerendered, CountUnstable: d.CountUnstable,
 		CRDs: chartCRDs(ch), CRDPolicy: crds,
 		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}

@@ -48,12 +48,14 @@ func completionYAML() ([]byte, error) {
 		sort.Strings(names)
 		return names
 	}
-	diff := flagsOf(func(fs *pflag.FlagSet) { (&diffOptions{}).BindFlags(fs) })
+	verb := func(name string) completionCommand {
+		return completionCommand{Name: name, Flags: flagsOf(diffVerbs()[name].bind)}
+	}
 	self := flagsOf(func(fs *pflag.FlagSet) { (&selfOptions{}).BindFlags(fs) })
 	root := completionCommand{Name: "drift", Commands: []completionCommand{
 		{Name: "render", Flags: flagsOf(func(fs *pflag.FlagSet) { (&renderOptions{}).BindFlags(fs) })},
 		{Name: "owners", Flags: flagsOf(func(fs *pflag.FlagSet) { (&ownersOptions{}).BindFlags(fs) })},
-		{Name: "diff", Commands: []completionCommand{{Name: "upgrade", Flags: diff}, {Name: "release", Flags: diff}, {Name: "helmrelease", Flags: diff}}},
+		{Name: "diff", Commands: []completionCommand{verb("upgrade"), verb("release"), verb("helmrelease")}},
 		{Name: "self", Commands: []completionCommand{{Name: "resume", Flags: self}, {Name: "status", Flags: self}, {Name: "handback", Flags: self}, {Name: "uninstall", Flags: self}}},
 		{Name: "serve", Flags: flagsOf(func(fs *pflag.FlagSet) { (&serveOptions{}).BindFlags(fs) })},
 		{Name: "version", Flags: []string{"check"}},

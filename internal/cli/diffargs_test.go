@@ -22,8 +22,10 @@ func TestParseDiffDeployArgs(t *testing.T) {
 		SkipSchema, TakeOwn bool
 		Output              string
 	}
-	read := func(o *diffOptions, args []string) got {
-		return got{args, o.namespace, o.valueOpts.Values, o.valueOpts.LiteralValues, o.skipSchema, o.takeOwnership, o.output}
+	read := func(v diffVerb, args []string) got {
+		o := v.(*diffUpgradeCmd)
+		s := o.up.Spec
+		return got{args, o.namespace, s.Values.Values, s.Values.LiteralValues, s.SkipSchemaValidation, o.up.TakeOwnership, o.out.format}
 	}
 	for name, args := range map[string][]string{
 		"direct":   append([]string{"upgrade", "-o", "json"}, deploy...),
@@ -34,7 +36,7 @@ func TestParseDiffDeployArgs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			o, fs, code, done := parseDiff(args, &out, &errOut)
+			_, o, fs, code, done := parseDiff(args, &out, &errOut)
 			if done {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
@@ -63,7 +65,7 @@ func TestParseDiffDeployArgs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			o, fs, _, done := parseDiff(tc.args, &out, &errOut)
+			_, o, fs, _, done := parseDiff(tc.args, &out, &errOut)
 			msg := errOut.String()
 			if !done {
 				if err := o.validate(fs); err != nil {

@@ -29,7 +29,9 @@ func flagReference() string {
 		{"helm drift render", func(fs *pflag.FlagSet) { (&renderOptions{}).BindFlags(fs) }},
 		{"helm drift owners", func(fs *pflag.FlagSet) { (&ownersOptions{}).BindFlags(fs) }},
 		{"helm drift self resume | status | handback | uninstall", func(fs *pflag.FlagSet) { (&selfOptions{}).BindFlags(fs) }},
-		{"helm drift diff upgrade | release | helmrelease", func(fs *pflag.FlagSet) { (&diffOptions{}).BindFlags(fs) }},
+		{"helm drift diff upgrade", diffVerbs()["upgrade"].bind},
+		{"helm drift diff release", diffVerbs()["release"].bind},
+		{"helm drift diff helmrelease", diffVerbs()["helmrelease"].bind},
 		{"helm drift serve", func(fs *pflag.FlagSet) { (&serveOptions{}).BindFlags(fs) }},
 	} {
 		fs := pflag.NewFlagSet(c.title, pflag.ContinueOnError)

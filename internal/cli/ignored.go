@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -22,9 +23,8 @@ type ignoredFlags struct {
 	labels                                                       map[string]string
 }
 
-// bindIgnored registers them, hidden from the flag list (the usage text names them).
-func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
-	g := &o.ignored
+// bind registers them, hidden from the flag list (the usage text names them).
+func (g *ignoredFlags) bind(fs *pflag.FlagSet) {
 	u := ignoredUsage
 	fs.StringVar(&g.description, "description", "", u)
 	// Helm 3's --wait is a bool, Helm 4's a strategy (watcher, hookOnly, legacy): both parse.
@@ -53,8 +53,8 @@ func (o *diffOptions) bindIgnored(fs *pflag.FlagSet) {
 
 // bindDeployOutput registers helm upgrade's -o/--output (how helm prints the release) for the
 // deploy's argument list after "--", where it must not be taken for diff's own -o.
-func (o *diffOptions) bindDeployOutput(fs *pflag.FlagSet) {
-	fs.StringVarP(&o.ignored.helmOutput, "output", "o", "table", ignoredUsage+" (how helm prints the release; diff's -o goes before \"--\")")
+func (g *ignoredFlags) bindDeployOutput(fs *pflag.FlagSet) {
+	fs.StringVarP(&g.helmOutput, "output", "o", "table", ignoredUsage+" (how helm prints the release; diff's -o goes before \"--\")")
 }
 
 // refusedFlags are helm's cluster-connection flags, which diff cannot honour: it reads the
@@ -63,10 +63,15 @@ var refusedFlags = []string{"kube-apiserver", "kube-token", "kube-as-user", "kub
 	"kube-insecure-skip-tls-verify", "kube-tls-server-name"}
 
 // bindRefused registers them so that they fail with a message saying why, not as unknown.
-func (o *diffOptions) bindRefused(fs *pflag.FlagSet) {
+func bindRefused(fs *pflag.FlagSet) {
 	for _, n := range refusedFlags {
 		fs.String(n, "", "refused: diff reaches the cluster through --kubeconfig and --kube-context only")
 		_ = fs.MarkHidden(n)
 	}
 	fs.Lookup("kube-insecure-skip-tls-verify").NoOptDefVal = "true"
+}
+
+// refusedMessage says why a cluster-connection flag of helm's is refused.
+func refusedMessage(name string) string {
+	return fmt.Sprintf("--%s: diff cannot honour it: it reaches the cluster through a kubeconfig only; put the server and credentials in one and pass --kubeconfig (and --kube-context)", name)
 }

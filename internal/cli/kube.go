@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -30,14 +31,33 @@ func (o *kubeOptions) BindFlags(fs *pflag.FlagSet) {
 // BindFleetFlags registers --kubeconfig, --request-timeout, a repeatable --kube-context and
 // --all-contexts on fs: the flags of a command that measures several clusters in one run.
 func (o *kubeOptions) BindFleetFlags(fs *pflag.FlagSet) {
+	o.bindContexts(fs, "the kubeconfig context to use; repeatable with --all/-A: each context's cluster is measured, concurrently, into one summary with a CONTEXT column")
+	fs.BoolVar(&o.allContexts, "all-contexts", false, "with --all/-A: measure the cluster of every context of the kubeconfig, concurrently, into one summary with a CONTEXT column")
+}
+
+// BindOneClusterFlags registers --kubeconfig, --request-timeout and --kube-context on fs for a
+// command that measures one cluster: --kube-context given twice is refused by oneCluster, not
+// silently the last.
+func (o *kubeOptions) BindOneClusterFlags(fs *pflag.FlagSet) {
+	o.bindContexts(fs, "the kubeconfig context to use")
+}
+
+func (o *kubeOptions) bindContexts(fs *pflag.FlagSet, contextUsage string) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	var def []string
 	if c := envOr("HELM_KUBECONTEXT", ""); c != "" {
 		def = []string{c}
 	}
-	fs.StringArrayVar(&o.contexts, "kube-context", def, "the kubeconfig context to use; repeatable with --all/-A: each context's cluster is measured, concurrently, into one summary with a CONTEXT column")
-	fs.BoolVar(&o.allContexts, "all-contexts", false, "with --all/-A: measure the cluster of every context of the kubeconfig, concurrently, into one summary with a CONTEXT column")
+	fs.StringArrayVar(&o.contexts, "kube-context", def, contextUsage)
 	fs.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "the longest one request to the API server may take")
+}
+
+// oneCluster refuses several clusters where a command measures one.
+func (o *kubeOptions) oneCluster() error {
+	if o.fleet() {
+		return fmt.Errorf("several clusters (--kube-context given %d times, or --all-contexts) go with --all or -A of \"diff release\" and \"diff helmrelease\": one summary row per release and cluster", len(o.contexts))
+	}
+	return nil
 }
 
 // fleet reports whether several clusters were asked for (--kube-context twice or more, or

@@ -18,32 +18,12 @@ import (
 // reported as clean.
 const ExitUnchecked = 3
 
-const ownersUsage = `Finds objects with two owners, before Helm applies anything.
-
-Reads rendered manifests from the files given (or stdin) and reports:
-  duplicate-identity       two documents that are one object (group, kind, namespace, name;
-                           namespace defaulted to --namespace for namespaced kinds, ignored for
-                           cluster-scoped ones; apps/v1 and extensions/v1beta1 are one group)
-  two-writers-of-release   two HelmReleases that write one Helm release (same storage namespace
-                           and effective release name, shortened past 53 characters as Flux does)
-Helm hooks are left out: a hook and a template of one name are two lifecycles.
-
-With --cluster (and --release), also the live objects of the same identity (one LIST per kind
-and namespace, metadata only):
-  owned-by-another-release  it belongs to another Helm release, or to none: Helm would refuse
-                            it ("exists and cannot be imported into the current release")
-  owned-by-helmrelease      a Flux HelmRelease owns it (helm.toolkit.fluxcd.io/name label)
-  kept-by-older-release     a release no longer installed kept it (helm.sh/resource-policy: keep);
-                            kept by one still installed, it is owned-by-another-release
-
-With --deep, every HelmRelease's chart is rendered the way helm-controller would: from
---chart-dir, its chartRef OCIRepository, or its spec.chart HelmRepository (HTTP or OCI), with
-spec.values and valuesFrom ConfigMaps and Secrets found in the stream (or, with --cluster, in
-the cluster):
-  rendered-by-two-releases  one object rendered by two HelmReleases' charts, or by one of them
-                            and this stream
-
-The same check runs inside render (--owners error|warn|off, default error).
+const ownersUsage = `Finds objects with two owners, before Helm applies anything, in rendered manifests (the files
+given, or stdin): two documents that are one object (duplicate-identity), two HelmReleases that
+write one Helm release (two-writers-of-release); Helm hooks are left out. With --cluster (and
+--release), also live objects another release, a Flux HelmRelease or a release no longer
+installed owns; with --deep, objects the charts of two HelmReleases render, each chart rendered
+as helm-controller would. The same check runs inside render (--owners error|warn|off).
 
 Usage:
   helm template rel ./chart | helm drift owners -n apps
@@ -51,8 +31,9 @@ Usage:
   helm template web ./chart -n apps | helm drift owners -n apps --release web --cluster
 
 Exit codes: 0 no finding of severity error; 1 findings of severity error (or a usage error);
-3 could not check (an unreadable file or invalid input, an unreachable cluster, a chart not
-found or not rendered): never reported as clean.
+3 could not check (an unreadable file, an unreachable cluster, a chart not rendered): never
+reported as clean.
+Every finding, --deep's sources, the RBAC: ` + docsURL + `owners.md
 `
 
 // ownersOptions are the flags of `owners`.

@@ -15,7 +15,8 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
-	"github.com/helm-drift/helm-drift/internal/postrender"
+	"github.com/helm-drift/helm-drift/internal/pipeline"
+	"github.com/helm-drift/helm-drift/internal/selfmanaged"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
 
@@ -23,23 +24,16 @@ import (
 // is a mistake (or an attack) and is refused rather than held in memory.
 const MaxInput = 256 << 20
 
-const renderUsage = `Reads a rendered manifest stream on stdin and writes it, transformed, to stdout.
+const renderUsage = `Reads a rendered manifest stream on stdin and writes it to stdout with Flux spec.driftDetection
+set on the HelmReleases a rule selects; every other document comes back byte-for-byte. On any
+error it names the document and the rule, exits 1 and writes nothing to stdout: Helm never
+applies half a stream. It refuses a stream in which one object has two owners (--owners), and
+with --self appends a self-managing OCIRepository and HelmRelease for the release itself.
 
-Documents no rule applies to come back byte-for-byte. On any error, render prints a message on
-stderr naming the document and the rule, exits 1, and writes nothing to stdout: Helm never
-applies half a stream.
-
-Drift detection: for each Flux HelmRelease (helm.toolkit.fluxcd.io/v2 or v2beta2) that a rule
-selects, render sets spec.driftDetection. Nothing is selected by default. Where several rules
-select one HelmRelease, each setting comes from the last rule that makes it; flag rules come
-after config file rules, so flags win. A driftDetection the chart already sets is kept unless
-the rule says override (--override for flag rules).
-
-Selectors:
-  podinfo                the HelmRelease named podinfo, in any namespace
-  flux-system/podinfo    that name in that namespace (no metadata.namespace: --namespace)
-  flux-system/*          a glob (* ? [a-z]) on the namespace, the name, or both
-  label:app=web          a label selector (=, !=, in, notin, key, !key)
+Selectors: podinfo (a name, any namespace), flux-system/podinfo, flux-system/* (a glob on the
+namespace, the name or both), label:app=web (a label selector). Flag rules come after the
+config file's, so flags win; a driftDetection the chart sets is kept unless the rule says
+override.
 
 Usage:
   helm template my-release ./chart | helm-drift render --drift-detection 'flux-system/*=enabled'
@@ -48,22 +42,8 @@ Usage:
   helm install my-release ./chart --post-renderer drift-render \
       --post-renderer-args --drift-detection=podinfo=enabled                              (Helm 4)
 
-Second owners: render also refuses a stream in which one object has two owners (two documents
-with one identity, two HelmReleases writing one Helm release): see "helm drift owners --help".
---owners warn reports them on stderr without failing; --owners off skips the check.
-
-Self-management (--self): appends an OCIRepository and a HelmRelease named after the release, in
-its namespace, that write this very release (releaseName, targetNamespace and storageNamespace
-equal to the CLI release's), from --self-repository, in the range >=VERSION <NEXT-MAJOR.0.0,
-with the user-supplied values from the Secret RELEASE-values. The HelmRelease is rendered
-suspended with --install, whenever it does not exist in the cluster yet (or the cluster cannot be
-asked) and while it is suspended there; "helm drift self resume" ends that bracket. Until then
-the pair and the CLI guard are ordinary objects of the release (the guard only audits): a failed
---atomic install, helm uninstall, upgrade and rollback all work. The hand-over arms the guard
-and marks the pair and the guard helm.sh/resource-policy: keep, so that helm-controller's first
-upgrade keeps them. The drift detection decisions above are carried into it as postRenderers.
-
 Exit codes: 0 rendered; 1 an error (nothing written to stdout).
+Rules, the config file, --self, every flag with a real run: ` + docsURL + `render.md
 `
 
 // renderOptions are the flags of `render`.
@@ -116,7 +96,7 @@ func (o *renderOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.self.HookImage, "self-hook-image", "", "with --self-bracket job: an image with helm-drift on its PATH, for the resumer Job (default for a released build: its own image, as helm drift version prints)")
 	fs.StringVar(&o.self.ResumerTimeout, "self-resumer-timeout", "", "with --self-bracket job: how long the resumer waits for the revision to be deployed before it gives up without resuming (default 10m)")
 	fs.BoolVar(&o.self.Guard, "self-guard", true, "with --self: render the CLI guard, a ValidatingAdmissionPolicy denying new revisions of the release to anyone but helm-controller's writer (the --self-service-account, else --self-controller-identity), so the Helm CLI is day-0 only; false leaves the CLI able to write revisions helm-controller then reverts")
-	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", transform.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
+	fs.StringVar(&o.self.ControllerIdentity, "self-controller-identity", selfmanaged.DefaultControllerIdentity, "with --self: the user name helm-controller runs as, the writer the guard lets through when no --self-service-account is given")
 	fs.BoolVar(&o.install, "install", false, "with --self: this render is an install: the HelmRelease is rendered suspended (the bracket that \"helm drift self resume\" ends)")
 	o.kube.BindFlags(fs)
 }
@@ -235,25 +215,25 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 			return action.IgnoreFromCluster(conn, hr)
 		}
 	}
-	r := &postrender.Renderer{Transforms: []transform.Transform{drift}}
+	r := &pipeline.Renderer{Transforms: []transform.Transform{drift}}
 	if o.selfOn {
 		o.self.Release, o.self.Namespace, o.self.Drift = o.release, o.namespace, drift
 		if err := o.self.Validate(); err != nil {
 			return err
 		}
-		if (o.selfBracket == "hooks" || o.selfBracket == transform.BracketJob) && o.self.HookImage == "" {
+		if (o.selfBracket == "hooks" || o.selfBracket == selfmanaged.BracketJob) && o.self.HookImage == "" {
 			o.self.HookImage = defaultHookImage() // a released build's own image ("" for another build)
 		}
 		switch {
 		case o.selfBracket == "hooks" && o.self.HookImage == "":
 			return errors.New("--self-bracket hooks needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job (a released helm-drift defaults to its own image; this build is not one: see helm drift version)")
-		case o.selfBracket == transform.BracketJob && o.self.HookImage == "":
+		case o.selfBracket == selfmanaged.BracketJob && o.self.HookImage == "":
 			return errors.New("--self-bracket job needs --self-hook-image: an image with helm-drift on its PATH for the resumer Job (a released helm-drift defaults to its own image; this build is not one: see helm drift version)")
-		case o.selfBracket == transform.BracketCLI && o.self.HookImage != "":
+		case o.selfBracket == selfmanaged.BracketCLI && o.self.HookImage != "":
 			return errors.New("--self-hook-image is for --self-bracket job or hooks")
-		case o.selfBracket != "hooks" && o.selfBracket != transform.BracketCLI && o.selfBracket != transform.BracketJob:
+		case o.selfBracket != "hooks" && o.selfBracket != selfmanaged.BracketCLI && o.selfBracket != selfmanaged.BracketJob:
 			return fmt.Errorf("--self-bracket %q: want cli, job or hooks", o.selfBracket)
-		case o.self.ResumerTimeout != "" && o.selfBracket == transform.BracketCLI:
+		case o.self.ResumerTimeout != "" && o.selfBracket == selfmanaged.BracketCLI:
 			return errors.New("--self-resumer-timeout is for --self-bracket job")
 		}
 		if o.self.ResumerTimeout != "" {
@@ -262,7 +242,7 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 			}
 		}
 		o.self.Bracket = o.selfBracket
-		if o.selfBracket == transform.BracketHooks {
+		if o.selfBracket == selfmanaged.BracketHooks {
 			fmt.Fprintln(errOut, "helm-drift: --self-bracket hooks: rendered as the detached resumer Job of --self-bracket job, not as a hook: a post-install hook runs while the revision is still pending, and resuming then gives the release two writers")
 		}
 		// Helm 3 does not tell a post-renderer the release namespace: a default here would

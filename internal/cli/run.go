@@ -20,6 +20,9 @@ const (
 	ExitError = 1
 )
 
+// docsURL is where the long explanations live that a command's --help only names.
+const docsURL = "https://github.com/helm-drift/helm-drift/blob/main/docs/"
+
 // command is one subcommand.
 type command struct {
 	name  string

@@ -9,45 +9,28 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/helm-drift/helm-drift/internal/action"
-	"github.com/helm-drift/helm-drift/internal/transform"
+	"github.com/helm-drift/helm-drift/internal/selfmanaged"
 )
 
-const selfUsage = `The self-management lifecycle of a release rendered with "render --self".
-
-Until the hand-over, the pair (OCIRepository, HelmRelease) and the CLI guard are ordinary
-objects of the release and the guard only audits: the Helm CLI may still upgrade, roll back and
-uninstall the release, so a failed --atomic install (Helm 4: --rollback-on-failure) leaves
-nothing, and helm uninstall removes a failed or never-resumed install completely. The hand-over
-(resume, by hand or by the resumer Job) arms the guard and marks the pair and the guard
-helm.sh/resource-policy: keep; from then on only helm-controller writes or uninstalls the release.
+const selfUsage = `The self-management lifecycle of a release rendered with "render --self". Until the hand-over
+the Helm CLI may still upgrade, roll back and uninstall the release; after it, only
+helm-controller writes it.
 
 Usage:
   helm drift self resume RELEASE [-n NAMESPACE] [--timeout 300s] [--force]
-      The hand-over; ends the suspend bracket: waits until the release is deployed (still
-      pending after --timeout: exit 1, nothing resumed; failed: exit 1 unless --force), writes
-      the release's user-supplied values (never the merged tree) into the values Secret by
-      server-side apply, labelled reconcile.fluxcd.io/watch: Enabled, marks the pair and the
-      guard keep, arms the guard, then resumes the HelmRelease and requests a reconcile. A
-      second run changes nothing.
+      the hand-over: waits until the release is deployed, writes its user-supplied values to
+      the values Secret, arms the CLI guard and resumes the HelmRelease (a second run changes
+      nothing)
   helm drift self status RELEASE [-n NAMESPACE]
-      Who writes the release now: the CLI (no HelmRelease, or suspended), helm-controller, or
-      both (a warning); revision, chart version, range, whether the CLI guard is armed, last
-      reconcile. A release uninstalled with its pair left active is a warning: helm-controller
-      will install it again. Every state nobody leaves by themselves gets a "stuck:" line with
-      the command that resolves it: a pending or failed release with the bracket open, a
-      suspended HelmRelease with the guard armed, an armed guard without a HelmRelease, an
-      active HelmRelease with the guard not armed.
+      who writes the release now, the guard, the last reconcile, and a "stuck:" line with the
+      command that resolves any state nobody leaves by themselves
   helm drift self handback RELEASE [-n NAMESPACE]
-      Suspends the HelmRelease, lifts the CLI guard (ValidatingAdmissionPolicy and bindings),
-      then removes the HelmRelease, its OCIRepository and the values Secret, leaving the
-      release installed and owned by the CLI. Whatever of them is left is removed even when the
-      HelmRelease is already gone.
+      lifts the guard and removes the pair and the values Secret: the CLI owns the release again
   helm drift self uninstall RELEASE [-n NAMESPACE] [--no-hooks]
-      Removes the pair, the values Secret and the CLI guard (as handback), then uninstalls the
-      release. Use it instead of helm uninstall once the release is handed over: with the guard
-      armed, helm uninstall is refused before it deletes anything; without it, helm uninstall
-      leaves the pair (helm.sh/resource-policy: keep), and an active HelmRelease installs the
-      release again.
+      handback, then uninstalls the release (helm uninstall is refused once the guard is armed)
+
+Exit codes: 0 done; 1 an error (the message says which, and what to run).
+The pair, the bracket, the guard, every stuck state: ` + docsURL + `self.md
 `
 
 // selfOptions are the flags of `self`.
@@ -114,7 +97,7 @@ func printResume(ctx context.Context, s *action.Self, name string, out io.Writer
 	}
 	fmt.Fprintf(out, "release %s/%s revision %d is %s; its user-supplied values (%s) written to Secret %s\n", ns, name, r.Revision, r.Status, plural(r.Values, "top-level key"), r.Secret)
 	if r.Armed {
-		fmt.Fprintf(out, "CLI guard armed (ValidatingAdmissionPolicy %s): from now on the Helm CLI may not upgrade, roll back or uninstall the release\n", transform.GuardName(ns, name))
+		fmt.Fprintf(out, "CLI guard armed (ValidatingAdmissionPolicy %s): from now on the Helm CLI may not upgrade, roll back or uninstall the release\n", selfmanaged.GuardName(ns, name))
 	}
 	switch {
 	case r.Resumed:

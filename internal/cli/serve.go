@@ -22,29 +22,21 @@ const serveUsage = `Measures every release and HelmRelease of the cluster, again
 figures to Prometheus: drift measured all the time, and an alarm when nothing measures.
 
 Every --interval (the first run at once; a run never overlaps the next) it runs what
-"diff release -A" and "diff helmrelease -A" run, with offline normalisation by default (get
-and list RBAC only), and serves on --listen:
-  /metrics   per release (kind="release") and HelmRelease (kind="helmrelease"), labelled
-             namespace, release, kind: helm_drift_divergences{class}, helm_drift_pending_deletions,
-             helm_drift_unmeasured_objects, helm_drift_compared_fields,
-             helm_drift_measurement_failed, helm_drift_next_reconcile{action} (HelmReleases);
-             per run: helm_drift_last_success_timestamp_seconds,
-             helm_drift_run_duration_seconds, helm_drift_runs_total{result="success|failed"}.
-             No label carries a field path, a value, an object below the release, or anything
-             read from a Secret: at most 8 series per release.
+"diff release -A" and "diff helmrelease -A" run, offline normalisation by default (get and
+list RBAC only), and serves on --listen:
+  /metrics   helm_drift_* per release and HelmRelease (no label carries a field, a value or
+             anything read from a Secret), and per run
   /healthz   200 while the process runs
   /readyz    200 once the last run succeeded; 503 and why, before the first or after a failure
   /report    the last successful run's summary, as "diff -o json" prints it
-A run that fails (an unreachable API server, a forbidden list) is counted and logged, never a
-crash; its release series are dropped until a run succeeds again (old figures are not exported
-as fresh) and helm_drift_last_success_timestamp_seconds stays where it was. Logs are JSON lines
-on stderr. SIGTERM or SIGINT: the run in progress is cancelled and the server drained within
---grace.
-
-Without --kubeconfig and $KUBECONFIG it uses the in-cluster service account.
+A failed run is counted and logged, never a crash. Logs are JSON lines on stderr. SIGTERM or
+SIGINT cancels the run in progress and drains the server within --grace. Without --kubeconfig
+and $KUBECONFIG it uses the in-cluster service account.
 
 Usage:
   helm drift serve [--interval 10m] [--listen :9477] [flags]
+
+The metrics, the chart, the alerts: ` + docsURL + `serve.md
 `
 
 // serveOptions are the flags of serve.

@@ -88,7 +88,7 @@ func TestDrift(t *testing.T) {
 		"prune, kept":        {Report{Prune: []Prune{{Object: "ConfigMap a/b", Live: true, Keep: true}}}, false},
 		"prune, gone":        {Report{Prune: []Prune{{Object: "ConfigMap a/b"}}}, false},
 	} {
-		if got := tc.rep.Drift(); got != tc.want {
+		if got := tc.rep.Diverges(); got != tc.want {
 			t.Errorf("%s: Drift() = %v, want %v", name, got, tc.want)
 		}
 	}

@@ -72,7 +72,7 @@ func TestRunWillFail(t *testing.T) {
 			continue
 		}
 		o := rep.Objects[0]
-		if o.Refusal == nil || o.Refusal.Field != "data" || o.Rows[0].Resolved || !rep.Drift() || !rep.Drifted() {
+		if o.Refusal == nil || o.Refusal.Field != "data" || o.Rows[0].Resolved || !rep.Diverges() || !rep.ClusterMoved() {
 			t.Errorf("%s: refusal %+v, rows %+v: want the rows unresolved and the report drifted", tc.mode, o.Refusal, o.Rows)
 		}
 	}

@@ -137,8 +137,8 @@ func TestRun(t *testing.T) {
 			if got := rowsOf(rep); strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
-			if rep.Divergences != tc.divergences || rep.Unmeasured != tc.unmeasured || rep.Drift() != tc.drift {
-				t.Errorf("divergences %d, unmeasured %d, drift %v; want %d, %d, %v", rep.Divergences, rep.Unmeasured, rep.Drift(), tc.divergences, tc.unmeasured, tc.drift)
+			if rep.Divergences != tc.divergences || rep.Unmeasured != tc.unmeasured || rep.Diverges() != tc.drift {
+				t.Errorf("divergences %d, unmeasured %d, drift %v; want %d, %d, %v", rep.Divergences, rep.Unmeasured, rep.Diverges(), tc.divergences, tc.unmeasured, tc.drift)
 			}
 			for k, n := range cl.Lists {
 				if n != 1 {
@@ -210,7 +210,7 @@ func TestRunWhoMoved(t *testing.T) {
 			if len(got) != 1 || got[0] != tc.want {
 				t.Errorf("moved %q, want [%s]", got, tc.want)
 			}
-			if rep.DriftRows != tc.drift || rep.Changes != tc.changes || rep.Drifted() != (tc.drift > 0) {
+			if rep.DriftRows != tc.drift || rep.Changes != tc.changes || rep.ClusterMoved() != (tc.drift > 0) {
 				t.Errorf("drift %d, changes %d; want %d, %d", rep.DriftRows, rep.Changes, tc.drift, tc.changes)
 			}
 		})

@@ -2,7 +2,7 @@
 // kinds and resources of the HelmRelease and its sources, the drift detection modes and ignore
 // rules in Flux's own syntax, helm-controller's release-name rule, and what a next reconcile
 // does. It holds data and rules only: the render steps (transform) and the readers (diff,
-// fluxrelease, action) all import it, and it imports none of them.
+// helmcontroller, action) all import it, and it imports none of them.
 package flux
 
 import (

@@ -18,7 +18,7 @@ import (
 	driver4 "helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/fluxrelease"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -51,7 +51,7 @@ func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOption
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
-	d := &deep{c: c, opts: o, stream: &fluxrelease.StreamFirst{NoCluster: "without --cluster, looked up in the cluster"}}
+	d := &deep{c: c, opts: o, stream: &helmcontroller.StreamFirst{NoCluster: "without --cluster, looked up in the cluster"}}
 	if o.Cluster != nil {
 		d.stream.Cluster = wrapped{o.Cluster}
 	}
@@ -139,13 +139,13 @@ type deep struct {
 	c    *Checker
 	opts DeepOptions
 	// stream holds the sources, ConfigMaps and Secrets of the stream, asked before the cluster.
-	stream *fluxrelease.StreamFirst
+	stream *helmcontroller.StreamFirst
 }
 
 // wrapped names the object a cluster error is about.
 type wrapped struct{ Getter }
 
-// Get implements fluxrelease.Getter.
+// Get implements helmcontroller.Getter.
 func (w wrapped) Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
 	m, err := w.Getter.Get(ctx, group, version, kind, namespace, name)
 	if err != nil {
@@ -161,7 +161,7 @@ func (d *deep) remember(o manifest.Object) {
 	}
 }
 
-// render renders a HelmRelease's chart as helm-controller would (internal/fluxrelease, offline:
+// render renders a HelmRelease's chart as helm-controller would (internal/helmcontroller, offline:
 // lookup answers nothing) and returns the manifests, the chart's crds/ first, and the release
 // namespace.
 func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]byte, string, error) {
@@ -173,11 +173,11 @@ func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]by
 	if md != nil && md["namespace"] == nil {
 		md["namespace"] = hrNS
 	}
-	hr, err := fluxrelease.Decode(obj)
+	hr, err := helmcontroller.Decode(obj)
 	if err != nil {
 		return nil, "", err
 	}
-	vals, err := fluxrelease.Values(ctx, d.stream, hr)
+	vals, err := helmcontroller.Values(ctx, d.stream, hr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -187,7 +187,7 @@ func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]by
 	}
 	cfg := action4.NewConfiguration()
 	cfg.Releases = storage4.Init(driver4.NewMemory())
-	r, err := fluxrelease.Render(ctx, hr, ch, vals, fluxrelease.RenderOptions{Config: cfg, Offline: true})
+	r, err := helmcontroller.Render(ctx, hr, ch, vals, helmcontroller.RenderOptions{Config: cfg, Offline: true})
 	if err != nil {
 		return nil, "", err
 	}
@@ -200,7 +200,7 @@ func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]by
 }
 
 // chart finds the HelmRelease's chart: a --chart-dir, else its source read the way
-// fluxrelease reads it (from the source's registry or repository when the source, from the
+// helmcontroller reads it (from the source's registry or repository when the source, from the
 // stream, has no artifact).
 func (d *deep) chart(ctx context.Context, o manifest.Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
 	var chartName string
@@ -216,7 +216,7 @@ func (d *deep) chart(ctx context.Context, o manifest.Object, hr *v2.HelmRelease)
 			return ch, nil
 		}
 	}
-	ch, _, err := fluxrelease.LoadChart(ctx, hr, fluxrelease.ChartOptions{Get: d.stream, FromSpec: true, Timeout: d.opts.Timeout})
+	ch, _, err := helmcontroller.LoadChart(ctx, hr, helmcontroller.ChartOptions{Get: d.stream, FromSpec: true, Timeout: d.opts.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("%w (or give the chart with --chart-dir %s/%s=PATH)", err, hr.Namespace, o.Name)
 	}

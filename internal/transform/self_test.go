@@ -7,6 +7,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/selfmanaged"
 )
 
 func TestSplitChartLabel(t *testing.T) {
@@ -70,7 +71,7 @@ func TestSelfAdopted(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := &Self{Release: "app", Namespace: "apps", Repository: "oci://r/charts", Guard: true, Adopted: tc.adopted,
-			Bracket: BracketJob, HookImage: "img:1"}
+			Bracket: selfmanaged.BracketJob, HookImage: "img:1"}
 		if err := s.Transform(st); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestSelfAdopted(t *testing.T) {
 				t.Fatal(err)
 			}
 			meta, _ := obj["metadata"].(map[string]any)
-			if a, _ := meta["annotations"].(map[string]any); a[ResourcePolicyAnnotation] == KeepPolicy {
+			if a, _ := meta["annotations"].(map[string]any); a[selfmanaged.ResourcePolicyAnnotation] == selfmanaged.KeepPolicy {
 				keep++
 			}
 			switch obj["kind"] {

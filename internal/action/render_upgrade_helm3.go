@@ -1,0 +1,170 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	helmaction "helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	helmcli "helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/downloader"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/helm-drift/helm-drift/internal/varying"
+)
+
+// upgrade3 is the Helm 3 SDK's side.
+type upgrade3 struct {
+	spec     UpgradeSpec
+	settings *helmcli.EnvSettings
+	cfg      *helmaction.Configuration
+	up       *helmaction.Upgrade
+	rc       *registry.Client
+	ch       *chart.Chart
+	conf     *Configuration
+	// offline: the install was rendered without the cluster (its crds/ kinds not served yet).
+	offline bool
+}
+
+// upgrade3 makes the Helm 3 SDK's side.
+func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
+	settings := helmcli.New()
+	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
+	settings.SetNamespace(spec.Namespace)
+	cfg, err := c.helm3(spec.Namespace, spec.reads)
+	if err != nil {
+		return nil, err
+	}
+	r := spec.Registry
+	opts := []registry.ClientOption{registry.ClientOptEnableCache(true), registry.ClientOptWriter(spec.Log),
+		registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptBasicAuth(r.Username, r.Password)}
+	if r.PlainHTTP {
+		opts = append(opts, registry.ClientOptPlainHTTP())
+	}
+	hc, err := r.HTTPClient()
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if hc != nil {
+		opts = append(opts, registry.ClientOptHTTPClient(hc))
+	}
+	rc, err := registry.NewClient(opts...)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	cfg.RegistryClient = rc
+	if !spec.Install {
+		cfg.KubeClient = unbuilt3{cfg.KubeClient}
+	}
+	up := helmaction.NewUpgrade(cfg)
+	up.SetRegistryClient(rc)
+	up.Namespace = spec.Namespace
+	up.DryRun, up.DryRunOption = true, "client"
+	if spec.Lookup {
+		up.DryRunOption = "server"
+	}
+	up.EnableDNS = spec.EnableDNS
+	up.DisableOpenAPIValidation = true
+	// Taking ownership changes no byte of the render; whether Helm would refuse an object is
+	// the report's to say (REFUSED), not a failed render.
+	up.SkipSchemaValidation, up.TakeOwnership = spec.SkipSchemaValidation, true
+	up.ReuseValues, up.ResetValues, up.ResetThenReuseValues = spec.ReuseValues, spec.ResetValues, spec.ResetThenReuseValues
+	up.Version, up.RepoURL, up.Devel = spec.Version, spec.Repo, spec.Devel
+	up.PlainHTTP, up.InsecureSkipTLSverify, up.PassCredentialsAll = r.PlainHTTP, r.Insecure, r.PassCredentials
+	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.CAFile, r.CertFile, r.KeyFile, r.Username, r.Password
+	up.Verify, up.Keyring = spec.Verify, spec.Keyring
+	up.PostRenderer = spec.PostRenderer
+	return &upgrade3{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
+}
+
+func (u *upgrade3) locate(ref string) (string, error) {
+	return u.up.ChartPathOptions.LocateChart(ref, u.settings)
+}
+
+func (u *upgrade3) load(path string) (err error) {
+	u.ch, err = loader.Load(path)
+	return err
+}
+
+func (u *upgrade3) missingDependencies() error {
+	if req := u.ch.Metadata.Dependencies; req != nil {
+		return helmaction.CheckDependencies(u.ch, req)
+	}
+	return nil
+}
+
+func (u *upgrade3) updateDependencies(path string) error {
+	man := &downloader.Manager{Out: u.spec.Log, ChartPath: path, Keyring: u.up.ChartPathOptions.Keyring, SkipUpdate: false,
+		Getters: getter.All(u.settings), RepositoryConfig: u.settings.RepositoryConfig, RepositoryCache: u.settings.RepositoryCache,
+		RegistryClient: u.rc}
+	return man.Update()
+}
+
+func (u *upgrade3) renderedOffline() bool { return u.offline }
+
+func (u *upgrade3) variance() (varying.Analysis, bool) {
+	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
+	if err != nil {
+		return varying.Analysis{}, false
+	}
+	templates, texts := chartTree3(u.ch)
+	return analyze(templates, texts, vals, u.spec.previous), true
+}
+
+func (u *upgrade3) keep(names map[string]bool) { keep3(u.ch, names) }
+
+func (u *upgrade3) crds() string {
+	var b strings.Builder
+	for _, c := range u.ch.CRDObjects() {
+		writeCRD(&b, c.Filename, c.File.Data)
+	}
+	return b.String()
+}
+
+func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
+	// Values merged afresh each time: the SDK may change the map it is given.
+	vals, err := u.spec.Values.MergeValues(getter.All(u.settings))
+	if err != nil {
+		return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
+	}
+	var rel *release.Release
+	if u.spec.Install {
+		in := helmaction.NewInstall(u.cfg)
+		in.ReleaseName, in.Namespace = u.spec.Release, u.spec.Namespace
+		in.DryRun, in.DryRunOption = true, u.up.DryRunOption
+		in.EnableDNS, in.DisableOpenAPIValidation = u.up.EnableDNS, true
+		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
+		rel, err = in.RunWithContext(ctx, u.ch, vals)
+		if err != nil && crdsNotServed(err) && u.crds() != "" {
+			// The install's own crds/ are not served yet, so its custom resources cannot be
+			// mapped on a dry run (helm install --dry-run=server fails the same way; the real
+			// install creates the CRDs first): rendered without the cluster.
+			if vals, err = u.spec.Values.MergeValues(getter.All(u.settings)); err != nil {
+				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
+			}
+			cfg, cerr := u.conf.helm3(u.spec.Namespace, u.spec.reads)
+			if cerr != nil {
+				return "", renderInputs{}, cerr
+			}
+			off := helmaction.NewInstall(cfg)
+			off.ReleaseName, off.Namespace, off.DryRun, off.ClientOnly, off.Replace = u.spec.Release, u.spec.Namespace, true, true, true
+			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
+			if kv, kerr := u.conf.kubeVersion(); kerr == nil {
+				off.KubeVersion = &chartutil.KubeVersion{Version: kv.GitVersion, Major: kv.Major, Minor: kv.Minor}
+			}
+			rel, err = off.RunWithContext(ctx, u.ch, vals)
+			u.offline = err == nil
+		}
+	} else {
+		rel, err = u.up.RunWithContext(ctx, u.spec.Release, u.ch, vals)
+	}
+	if err != nil {
+		return "", renderInputs{}, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", u.spec.Namespace, u.spec.Release, err)}
+	}
+	return rel.Manifest, inputs3(rel.Chart, rel.Config), nil
+}

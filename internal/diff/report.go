@@ -1,0 +1,203 @@
+package diff
+
+import (
+	"github.com/helm-drift/helm-drift/internal/advise"
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/flux"
+)
+
+// Normalisation modes.
+const (
+	// Server defaults the chart's side with a server-side dry-run of each object.
+	Server = "server"
+	// Offline reproduces the API server's write in process (internal/defaulting): typed decode,
+	// defaulting and conversion for built-in kinds, the structural schema for custom resources.
+	Offline = "offline"
+	// Auto is Server where the dry-run is permitted, Offline per kind where it is forbidden.
+	Auto = "auto"
+)
+
+// How an upgrade writes the objects, for Input.Apply and Report.Apply.
+const (
+	ApplyServerSide = "server-side"
+	ApplyClientSide = "client-side"
+)
+
+// Lookup is whom a HelmRelease's render answered the chart's lookup calls as.
+type Lookup struct {
+	// Account is the service account helm-controller renders as
+	// ("system:serviceaccount:NAMESPACE:NAME": spec.serviceAccountName, else the
+	// controller's --default-service-account).
+	Account string `json:"account"`
+	// Impersonated: the render acted as Account too; else as the user, Reason says why.
+	Impersonated bool   `json:"impersonated"`
+	Reason       string `json:"reason,omitempty"`
+}
+
+// Report is the measurement of one release; its JSON form is documented in the README.
+type Report struct {
+	// Stamp says when and against which cluster (kubeconfig context and API server) the
+	// report was measured; the zero value (a report made in a test) prints no footer.
+	Stamp
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision"`
+	// Normalize is the mode asked for; objects say which one each got.
+	Normalize string `json:"normalize"`
+	// Engine says which Helm SDK rendered the desired manifest and why (diff upgrade only).
+	Engine string `json:"engine,omitempty"`
+	// Defaulting says whose defaulting code the offline normalisation ran when it is not that
+	// of the cluster's own Kubernetes minor version (absent when it is).
+	Defaulting string `json:"defaulting,omitempty"`
+	// Apply says how Helm writes this release: "client-side" (Helm 3's three-way merge) or
+	// "server-side" (Helm 4), read from the live objects' managedFields.
+	Apply string `json:"apply"`
+	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
+	HelmRelease string `json:"helmRelease,omitempty"`
+	// Source says where a HelmRelease's chart came from (diff helmrelease only).
+	Source string `json:"source,omitempty"`
+	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease only).
+	Lookup *Lookup `json:"lookup,omitempty"`
+	// Next is what helm-controller's next reconcile will do (diff helmrelease only); each
+	// row's resolvedByUpgrade then says whether that reconcile resolves it.
+	Next *flux.Next `json:"nextReconcile,omitempty"`
+	// Divergences counts the rows that are drift (SHADOWS whose values agree are not).
+	Divergences int `json:"divergences"`
+	// Compared counts the fields compared.
+	Compared int `json:"compared"`
+	// Counts counts rows by class.
+	Counts map[compare.Class]int `json:"counts"`
+	// PendingDeletions counts fields an upgrade would remove.
+	PendingDeletions int `json:"pendingDeletions"`
+	// Unstable counts the rows whose chart value differs between two renders of the same
+	// inputs; they are drift only with Input.CountUnstable.
+	Unstable int `json:"unstable"`
+	// CountedUnstable: the unstable rows are counted in Divergences.
+	CountedUnstable bool `json:"countedUnstable,omitempty"`
+	// Refused counts the objects Helm would refuse to adopt (the upgrade fails on them).
+	Refused int `json:"refused"`
+	// WillFail counts the objects the API server refuses (WILL-FAIL): the upgrade fails.
+	WillFail int `json:"willFail"`
+	// DriftRows counts the counted rows the cluster moved (alone or with the chart): the live
+	// object left what was applied. Changes counts those only the chart moved: the upgrade
+	// brings them, nobody drifted.
+	DriftRows int `json:"drift"`
+	Changes   int `json:"changes"`
+	// Rendered: the desired manifest is a new render, so rows say who moved (see Input).
+	Rendered bool `json:"-"`
+	// Unmeasured counts the objects that could not be measured (each says why in its error).
+	Unmeasured int      `json:"unmeasured"`
+	Objects    []Object `json:"objects"`
+	// Prune lists the objects of the release the desired manifest drops.
+	Prune []Prune `json:"prune"`
+	// Suggested are the ignore rules --suggest-ignore asked for (Input.Suggest).
+	Suggested *advise.Advice `json:"suggestedIgnore,omitempty"`
+}
+
+// Object is the measurement of one object.
+type Object struct {
+	// Object names it: "Deployment.apps web -n apps".
+	Object string `json:"object"`
+	// Missing: the chart renders it, the cluster lacks it.
+	Missing bool `json:"missing,omitempty"`
+	// Error says why the object could not be measured (it then has no rows).
+	Error string `json:"error,omitempty"`
+	// Normalize is the mode this object got, with the reason when it is not the one asked for.
+	Normalize string `json:"normalize"`
+	// Compared counts the fields compared; Ignored those divergences ignore rules dropped.
+	Compared int   `json:"compared"`
+	Ignored  int   `json:"ignored,omitempty"`
+	Rows     []Row `json:"divergences"`
+	// Refused says why Helm would refuse this object: new to the release, it exists in the
+	// cluster without the release's ownership metadata (the upgrade then fails on it).
+	// Adopted: the same, taken over with --take-ownership.
+	Refused string `json:"refused,omitempty"`
+	Adopted bool   `json:"adopted,omitempty"`
+	// Refusal: the API server refuses the write the upgrade would make (a dry run said so):
+	// the upgrade fails on this object (WILL-FAIL).
+	Refusal *Refusal `json:"refusal,omitempty"`
+	// View is the object's two sides for the line views, when Input.Views asked for it
+	// (a Secret's values redacted).
+	View *compare.View `json:"-"`
+}
+
+// Row is one divergence.
+type Row struct {
+	Class   compare.Class `json:"class"`
+	Path    string        `json:"path"`
+	Pointer string        `json:"pointer"`
+	Chart   any           `json:"chart,omitempty"`
+	Cluster any           `json:"cluster,omitempty"`
+	// Redacted: a Secret's data, whose values are never printed.
+	Redacted bool `json:"redacted,omitempty"`
+	// ChartBytes and ClusterBytes are a redacted value's sizes, so a changed key shows as
+	// changed (a data value's decoded size).
+	ChartBytes   *int `json:"chartBytes,omitempty"`
+	ClusterBytes *int `json:"clusterBytes,omitempty"`
+	// Inert: changes nothing in the running pod.
+	Inert bool `json:"inert,omitempty"`
+	// PendingDeletion: in the release's last manifest, not in the desired one: an upgrade
+	// removes it.
+	PendingDeletion bool `json:"pendingDeletion,omitempty"`
+	// Resolved says whether the upgrade would make the cluster match the chart here; Why says
+	// what it would do.
+	Resolved bool   `json:"resolvedByUpgrade"`
+	Why      string `json:"upgrade"`
+	// Unstable: two renders of the same inputs disagree on this field (random values,
+	// timestamps): every upgrade changes it, so it is not counted as drift by default.
+	Unstable bool `json:"unstable,omitempty"`
+	// Moved says who moved the field away from what the stored release applied: MovedCluster
+	// (drift), MovedChart (the new render differs from what was applied; the live object
+	// still equals it) or MovedBoth.
+	Moved string `json:"moved,omitempty"`
+	// RenderDependent: the chart moved it although the render's chart and values equal the
+	// stored release's: the chart renders it differently each time, or once its objects exist
+	// (lookup).
+	RenderDependent bool `json:"renderDependent,omitempty"`
+	// Managers are the field managers other than Helm's that own the cluster's value.
+	Managers []string `json:"managers,omitempty"`
+	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
+	// the two values agree (absent when they cannot be compared).
+	From  string `json:"from,omitempty"`
+	Agree *bool  `json:"agree,omitempty"`
+}
+
+// Who moved a field (Row.Moved).
+const (
+	MovedCluster = "cluster"
+	MovedChart   = "chart"
+	MovedBoth    = "both"
+)
+
+// Prune is an object of the release that the desired manifest no longer renders.
+type Prune struct {
+	Object string `json:"object"`
+	// Keep: helm.sh/resource-policy: keep, so Helm leaves it in the cluster.
+	Keep bool `json:"keep,omitempty"`
+	// Live: the object exists in the cluster.
+	Live bool `json:"live"`
+	// View is the live object, for the line views (Input.Views; nil when not live).
+	View *compare.View `json:"-"`
+}
+
+// Measured reports whether every object could be measured.
+func (r *Report) Measured() bool { return r.Unmeasured == 0 }
+
+// ClusterMoved reports whether the cluster moved anywhere (a counted row the cluster moved,
+// alone or with the chart), or the upgrade will fail: what exits 2 with --exit-code-on=drift.
+func (r *Report) ClusterMoved() bool { return r.DriftRows > 0 || r.WillFail > 0 }
+
+// Diverges reports whether the report shows any divergence, pending deletion, refusal or
+// WILL-FAIL, or an object an upgrade would really delete (one kept by helm.sh/resource-policy:
+// keep, or already gone, is listed but is no change on its own): what exits 2 by default.
+func (r *Report) Diverges() bool {
+	if r.Divergences > 0 || r.PendingDeletions > 0 || r.Refused > 0 || r.WillFail > 0 {
+		return true
+	}
+	for _, p := range r.Prune {
+		if p.Live && !p.Keep {
+			return true
+		}
+	}
+	return false
+}

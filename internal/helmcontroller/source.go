@@ -1,0 +1,487 @@
+package helmcontroller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/memo"
+	"github.com/opencontainers/go-digest"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	registry4 "helm.sh/helm/v4/pkg/registry"
+	repo4 "helm.sh/helm/v4/pkg/repo/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Source says where a HelmRelease's chart came from.
+type Source struct {
+	// Kind, Namespace and Name name the source object (OCIRepository or HelmChart).
+	Kind, Namespace, Name string
+	// Revision is the source revision rendered (the artifact's, or the tag or version pulled).
+	Revision string
+	// From says how the chart was read: "artifact" (status.artifact.url, verified against its
+	// digest), "artifact through the API server's service proxy", "registry" or "repository"
+	// (the source's own spec, for a source without that artifact yet).
+	From string
+}
+
+// String reads "OCIRepository apps/web 1.2.0@sha256:... (artifact)".
+func (s Source) String() string {
+	return fmt.Sprintf("%s %s/%s %s (%s)", s.Kind, s.Namespace, s.Name, s.Revision, s.From)
+}
+
+// ChartOptions say how to read charts.
+type ChartOptions struct {
+	// Get reads the source objects.
+	Get Getter
+	// HTTP fetches artifacts (default: a client with Timeout).
+	HTTP *http.Client
+	// Proxy, when set, fetches an artifact through the API server's service proxy:
+	// service svc:port in namespace ns, path. It is tried when the artifact URL names an
+	// in-cluster service this machine cannot reach.
+	Proxy func(ctx context.Context, ns, svc, port, path string) ([]byte, error)
+	// FromSpec reads the chart from the source's own spec (the registry or repository) rather
+	// than its artifact: for a HelmRelease as written in a file, whose source has not produced
+	// its artifact yet.
+	FromSpec bool
+	// PlainHTTP: speak plain HTTP to OCI registries the source does not mark insecure.
+	PlainHTTP bool
+	// Timeout bounds each download (default 60 s).
+	Timeout time.Duration
+	// Artifacts, when set, keeps the artifacts fetched, so that the HelmReleases of a run that
+	// share an artifact fetch it once.
+	Artifacts *Artifacts
+}
+
+// Artifacts are the source artifacts fetched during one run, by digest: many HelmReleases of
+// one source (or of sources in many namespaces that produced the same artifact) fetch and
+// verify it once. Each HelmRelease still loads its own chart from the bytes (the Helm SDK
+// changes the chart it renders). An artifact without a digest is fetched each time. The zero
+// value is ready.
+type Artifacts struct {
+	byDigest memo.Map[string, fetched]
+}
+
+// errDigest: an artifact's bytes do not match the digest its source advertises.
+var errDigest = errors.New("the artifact does not match its digest")
+
+// fetched is one artifact's bytes and how they were read (Source.From).
+type fetched struct {
+	data []byte
+	from string
+}
+
+// fetch returns the artifact of digest, fetched (by get) the first time it is asked for.
+func (a *Artifacts) fetch(digest string, get func() ([]byte, string, error)) ([]byte, string, error) {
+	if a == nil || digest == "" {
+		return get()
+	}
+	f, err := a.byDigest.Get(digest, func() (fetched, error) {
+		data, from, err := get()
+		return fetched{data, from}, err
+	})
+	return f.data, f.from, err
+}
+
+// LoadChart reads a HelmRelease's chart the way helm-controller does: the artifact of its
+// source (spec.chartRef's OCIRepository or HelmChart, or the HelmChart helm-controller makes
+// for spec.chart, named <namespace>-<name>), verified against the artifact's digest, with the
+// chart version of an OCIRepository's chart rewritten to <version>+<first 12 hex digits of
+// the revision's digest>. With FromSpec, for a spec.chart whose HelmChart does not exist or
+// asks for another chart, or when the artifact can be fetched neither from its URL nor through
+// the service proxy, it reads the chart from the registry or repository instead (Source.From
+// says so).
+// xref: helm-controller internal/controller/helmrelease_controller.go reconcileRelease,
+// getSource, mutateChartWithSourceRevision; internal/reconcile/helmchart_template.go;
+// internal/loader/artifact_url.go SecureLoadChartFromURL.
+func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv2.Chart, Source, error) {
+	if o.Timeout == 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: o.Timeout}
+	}
+	switch {
+	case hr.HasChartRef() && !hr.HasChartTemplate():
+		ref := hr.Spec.ChartRef
+		ns := ref.Namespace
+		if ns == "" {
+			ns = hr.Namespace
+		}
+		src := Source{Kind: ref.Kind, Namespace: ns, Name: ref.Name}
+		switch ref.Kind {
+		case "OCIRepository", "HelmChart":
+		default:
+			return nil, src, fmt.Errorf("spec.chartRef kind %s: helm-drift renders charts from an OCIRepository or a HelmChart", ref.Kind)
+		}
+		obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, ref.Kind, ns, ref.Name)
+		if err != nil {
+			return nil, src, fmt.Errorf("%s %s/%s (spec.chartRef): %w", ref.Kind, ns, ref.Name, err)
+		}
+		if ref.Kind == "OCIRepository" && (o.FromSpec || artifactOf(obj).URL == "") {
+			return o.pullOCIRepository(obj, src)
+		}
+		ch, got, err := o.fromArtifact(ctx, obj, src, ref.Kind == "OCIRepository")
+		if errors.As(err, new(unreachable)) && ref.Kind == "OCIRepository" {
+			// Neither the artifact's URL nor the service proxy answered: the source itself.
+			ch, got, perr := o.pullOCIRepository(obj, src)
+			got.From += " (the artifact is unreachable: " + err.Error() + ")"
+			if perr != nil {
+				return nil, got, fmt.Errorf("%v; and from the registry: %w", err, perr)
+			}
+			return ch, got, nil
+		}
+		return ch, got, err
+	case hr.HasChartTemplate() && !hr.HasChartRef():
+		tpl := hr.Spec.Chart
+		src := Source{Kind: "HelmChart", Namespace: tpl.GetNamespace(hr.Namespace), Name: hr.GetHelmChartName()}
+		obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmChart", src.Namespace, src.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			return o.pullTemplate(ctx, hr, src)
+		case err != nil:
+			return nil, src, fmt.Errorf("HelmChart %s/%s (made by helm-controller for spec.chart): %w", src.Namespace, src.Name, err)
+		}
+		if o.FromSpec || !sameChart(obj, tpl) || artifactOf(obj).URL == "" {
+			return o.pullTemplate(ctx, hr, src)
+		}
+		ch, got, err := o.fromArtifact(ctx, obj, src, false)
+		if errors.As(err, new(unreachable)) {
+			ch, got, perr := o.pullTemplate(ctx, hr, src)
+			got.From += " (the artifact is unreachable: " + err.Error() + ")"
+			if perr != nil {
+				return nil, got, fmt.Errorf("%v; and from the repository: %w", err, perr)
+			}
+			return ch, got, nil
+		}
+		return ch, got, err
+	}
+	return nil, Source{}, errors.New("a HelmRelease needs exactly one of spec.chart and spec.chartRef")
+}
+
+// artifact is a source's status.artifact.
+type artifact struct{ URL, Digest, Revision string }
+
+func artifactOf(obj map[string]any) artifact {
+	status, _ := obj["status"].(map[string]any)
+	a, _ := status["artifact"].(map[string]any)
+	str := func(k string) string { s, _ := a[k].(string); return s }
+	return artifact{URL: str("url"), Digest: str("digest"), Revision: str("revision")}
+}
+
+// sameChart reports whether the HelmChart helm-controller made asks for the chart the
+// template asks for now (else its artifact is of another chart or version).
+func sameChart(obj map[string]any, tpl *v2.HelmChartTemplate) bool {
+	spec, _ := obj["spec"].(map[string]any)
+	ref, _ := spec["sourceRef"].(map[string]any)
+	version := tpl.Spec.Version
+	if version == "" {
+		version = "*"
+	}
+	got, _ := spec["version"].(string)
+	if got == "" {
+		got = "*"
+	}
+	return spec["chart"] == tpl.Spec.Chart && got == version && ref["kind"] == tpl.Spec.SourceRef.Kind && ref["name"] == tpl.Spec.SourceRef.Name
+}
+
+// fromArtifact fetches the source's artifact, verifies it and loads the chart.
+func (o ChartOptions) fromArtifact(ctx context.Context, obj map[string]any, src Source, withDigest bool) (*chartv2.Chart, Source, error) {
+	a := artifactOf(obj)
+	src.Revision = a.Revision
+	if a.URL == "" {
+		return nil, src, fmt.Errorf("%s %s/%s has no artifact yet (status.artifact): wait for source-controller, or check its Ready condition", src.Kind, src.Namespace, src.Name)
+	}
+	var d digest.Digest
+	if a.Digest != "" {
+		var err error
+		if d, err = digest.Parse(a.Digest); err != nil {
+			return nil, src, fmt.Errorf("%s %s/%s artifact digest %q: %w", src.Kind, src.Namespace, src.Name, a.Digest, err)
+		}
+	}
+	data, from, err := o.Artifacts.fetch(d.String(), func() ([]byte, string, error) {
+		data, from, err := o.fetchArtifact(ctx, a.URL)
+		if err == nil && d != "" && d.Algorithm().FromBytes(data) != d {
+			return nil, from, errDigest
+		}
+		return data, from, err
+	})
+	switch {
+	case errors.Is(err, errDigest):
+		return nil, src, fmt.Errorf("%s %s/%s artifact %s does not match its digest %s: not rendered", src.Kind, src.Namespace, src.Name, a.URL, a.Digest)
+	case err != nil:
+		return nil, src, unreachable{fmt.Errorf("%s %s/%s artifact %s: %w", src.Kind, src.Namespace, src.Name, a.URL, err)}
+	}
+	src.From = from
+	ch, err := loader4.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, src, fmt.Errorf("%s %s/%s artifact: not a chart: %w", src.Kind, src.Namespace, src.Name, err)
+	}
+	if withDigest {
+		if err := withRevisionDigest(ch, a.Revision); err != nil {
+			return nil, src, fmt.Errorf("%s %s/%s: %w", src.Kind, src.Namespace, src.Name, err)
+		}
+	}
+	return ch, src, nil
+}
+
+// withRevisionDigest appends the first 12 hex digits of the source revision's digest to the
+// chart version as semver metadata, as helm-controller does for OCI sources (so that a
+// re-pushed tag is an upgrade). revision is <tag>@<algo>:<hex> or <algo>:<hex>.
+// xref: helm-controller internal/controller/helmrelease_controller.go
+// mutateChartWithSourceRevision, parseSemverFromTag, extractDigestSubString.
+func withRevisionDigest(ch *chartv2.Chart, revision string) error {
+	ver, err := semver.NewVersion(ch.Metadata.Version)
+	if err != nil {
+		return fmt.Errorf("invalid chart version %s", ch.Metadata.Version)
+	}
+	dig := revision
+	if tag, d, ok := strings.Cut(revision, "@"); ok {
+		tv, err := semver.NewVersion(strings.ReplaceAll(tag, "_", "+"))
+		if err == nil && !tv.Equal(ver) {
+			return fmt.Errorf("artifact revision %s does not match chart version %s", tag, ch.Metadata.Version)
+		}
+		dig = d
+	}
+	_, hex, ok := strings.Cut(dig, ":")
+	if !ok || strings.Contains(hex, ":") || len(hex) < 12 {
+		return fmt.Errorf("invalid artifact revision %s", revision)
+	}
+	v, err := ver.SetMetadata(hex[:12])
+	if err != nil {
+		return err
+	}
+	ch.Metadata.Version = v.String()
+	return nil
+}
+
+// fetchArtifact GETs an artifact URL; when this machine cannot reach it and it names an
+// in-cluster service (source-controller advertises <svc>.<ns>.svc.cluster.local.), it asks
+// the API server's service proxy for the same path.
+func (o ChartOptions) fetchArtifact(ctx context.Context, raw string) ([]byte, string, error) {
+	data, err := o.get(ctx, raw)
+	if err == nil {
+		return data, "artifact", nil
+	}
+	var status httpStatus
+	if errors.As(err, &status) || o.Proxy == nil {
+		return nil, "", err
+	}
+	u, perr := url.Parse(raw)
+	if perr != nil {
+		return nil, "", err
+	}
+	svc, ns, ok := serviceOf(u.Hostname())
+	if !ok {
+		return nil, "", err
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	data, perr = o.Proxy(ctx, ns, svc, port, u.Path)
+	if perr != nil {
+		return nil, "", fmt.Errorf("%v; through the API server's service proxy to %s/%s:%s: %w", err, ns, svc, port, perr)
+	}
+	return data, "artifact through the API server's service proxy", nil
+}
+
+// serviceOf reads <svc>.<ns>.svc[.<cluster domain>][.] as a service and namespace.
+func serviceOf(host string) (string, string, bool) {
+	parts := strings.Split(strings.TrimSuffix(host, "."), ".")
+	if len(parts) < 3 || parts[2] != "svc" || net.ParseIP(host) != nil {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// unreachable: an artifact could be fetched neither from its URL nor through the proxy.
+type unreachable struct{ error }
+
+func (e unreachable) Unwrap() error { return e.error }
+
+// httpStatus is a non-200 answer: the server was reached.
+type httpStatus struct{ url, status string }
+
+func (e httpStatus) Error() string { return "GET " + e.url + ": " + e.status }
+
+func (o ChartOptions) get(ctx context.Context, u string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := o.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, httpStatus{u, resp.Status}
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+}
+
+// pullOCIRepository pulls the chart an OCIRepository's spec points at (ref.digest, ref.tag,
+// or the highest tag in ref.semver; insecure for plain HTTP), for a source without the
+// artifact yet.
+func (o ChartOptions) pullOCIRepository(obj map[string]any, src Source) (*chartv2.Chart, Source, error) {
+	spec, _ := obj["spec"].(map[string]any)
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	repo := strings.TrimPrefix(str(spec, "url"), "oci://")
+	if repo == "" {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s has no spec.url", src.Namespace, src.Name)
+	}
+	insecure, _ := spec["insecure"].(bool)
+	ref, _ := spec["ref"].(map[string]any)
+	ch, rev, err := o.pullOCI(repo, str(ref, "digest"), str(ref, "tag"), str(ref, "semver"), insecure || o.PlainHTTP)
+	if err != nil {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	src.Revision, src.From = rev, "registry"
+	if err := withRevisionDigest(ch, rev); err != nil {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	return ch, src, nil
+}
+
+// pullOCI pulls repo@digest, repo:tag, or the highest tag of repo matching constraint
+// (latest without any), and returns the chart and its revision as source-controller writes
+// it (<tag>@sha256:<manifest digest>).
+func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool) (*chartv2.Chart, string, error) {
+	opts := []registry4.ClientOption{registry4.ClientOptWriter(io.Discard), registry4.ClientOptHTTPClient(o.HTTP)}
+	if plainHTTP {
+		opts = append(opts, registry4.ClientOptPlainHTTP())
+	}
+	client, err := registry4.NewClient(opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	var target string
+	switch {
+	case dig != "":
+		target = repo + "@" + dig
+	case constraint != "":
+		c, err := semver.NewConstraint(constraint)
+		if err != nil {
+			return nil, "", fmt.Errorf("ref.semver %q: %w", constraint, err)
+		}
+		tags, err := client.Tags(repo)
+		if err != nil {
+			return nil, "", fmt.Errorf("list the tags of oci://%s: %w", repo, err)
+		}
+		var best *semver.Version
+		for _, t := range tags {
+			if v, err := semver.NewVersion(t); err == nil && c.Check(v) && (best == nil || v.GreaterThan(best)) {
+				best = v
+			}
+		}
+		if best == nil {
+			return nil, "", fmt.Errorf("no tag of oci://%s matches %s", repo, constraint)
+		}
+		tag = best.Original()
+		target = repo + ":" + tag
+	case tag != "":
+		target = repo + ":" + tag
+	default:
+		tag = "latest"
+		target = repo + ":latest"
+	}
+	res, err := client.Pull(target, registry4.PullOptWithChart(true))
+	if err != nil {
+		return nil, "", fmt.Errorf("pull oci://%s: %w", target, err)
+	}
+	ch, err := loader4.LoadArchive(bytes.NewReader(res.Chart.Data))
+	if err != nil {
+		return nil, "", fmt.Errorf("oci://%s: not a chart: %w", target, err)
+	}
+	rev := res.Manifest.Digest
+	if tag != "" {
+		rev = tag + "@" + rev
+	}
+	return ch, rev, nil
+}
+
+// pullTemplate reads the chart spec.chart asks for from its HelmRepository (an HTTP index or
+// an OCI repository), as the HelmChart helm-controller makes would.
+func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src Source) (*chartv2.Chart, Source, error) {
+	tpl := hr.Spec.Chart.Spec
+	ref := tpl.SourceRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = hr.Namespace
+	}
+	if ref.Kind != "HelmRepository" {
+		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
+	}
+	repoObj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmRepository", ns, ref.Name)
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
+	}
+	spec, _ := repoObj["spec"].(map[string]any)
+	base, _ := spec["url"].(string)
+	base = strings.TrimSuffix(base, "/")
+	version := tpl.Version
+	if version == "" {
+		version = "*"
+	}
+	if typ, _ := spec["type"].(string); typ == "oci" || strings.HasPrefix(base, "oci://") {
+		insecure, _ := spec["insecure"].(bool)
+		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+tpl.Chart, "", "", version, insecure || o.PlainHTTP)
+		if err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		src.Revision, src.From = rev, "repository"
+		return ch, src, nil
+	}
+	index, err := o.get(ctx, base+"/index.yaml")
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+	}
+	var idx repo4.IndexFile
+	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
+	}
+	idx.SortEntries()
+	cv, err := idx.Get(tpl.Chart, version)
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
+	}
+	if len(cv.URLs) == 0 {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
+	}
+	cu, err := url.Parse(cv.URLs[0])
+	if err != nil {
+		return nil, src, err
+	}
+	if !cu.IsAbs() {
+		b, _ := url.Parse(base + "/")
+		cu = b.ResolveReference(cu)
+	}
+	data, err := o.get(ctx, cu.String())
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+	}
+	ch, err := loader4.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
+	}
+	src.Revision, src.From = cv.Version, "repository"
+	return ch, src, nil
+}
