@@ -6,7 +6,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/helm-drift/helm-drift/internal/view"
+	"github.com/helm-drift/helm-drift/internal/output"
 
 	"context"
 	"fmt"
@@ -166,8 +166,8 @@ func corpusViews(t *testing.T, helmName, release, ns, key string) {
 		t.Errorf("%s: -o diff: exit %d, want 2 and one hunk for label %s:\n%s%s", helmName, code, key, out, errOut)
 	}
 	out, errOut, code = helmDrift("", append(args, "-o", "github")...)
-	if code != 2 || len(out) > view.GitHub.Limit {
-		t.Errorf("%s: -o github: exit %d, %d characters (limit %d)\n%s", helmName, code, len(out), view.GitHub.Limit, errOut)
+	if code != 2 || len(out) > output.GitHub.Limit {
+		t.Errorf("%s: -o github: exit %d, %d characters (limit %d)\n%s", helmName, code, len(out), output.GitHub.Limit, errOut)
 	}
 	src := []byte(out)
 	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))

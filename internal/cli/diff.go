@@ -15,6 +15,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/output"
 )
 
 // The values of --exit-code-on.
@@ -314,7 +315,7 @@ func (c *diffCommon) printManifest(run func() (*action.Result, error), out io.Wr
 		case err != nil:
 			return nil, err
 		case c.out.manifest():
-			return nil, writeManifest(out, res.Manifest)
+			return nil, output.WriteManifest(out, res.Manifest)
 		}
 		return res.Report, nil
 	}
@@ -335,7 +336,7 @@ func (c *diffCommon) report(measure func() (*diff.Report, error), out, errOut io
 		return ExitUnmeasured
 	}
 	rep.Stamp = c.stamp
-	external, err := c.out.writeReport(out, errOut, rep, c.stamp)
+	external, err := c.out.writeReport(out, errOut, rep)
 	if err == nil {
 		err = c.out.writeSuggested(out, []*diff.Report{rep})
 	}

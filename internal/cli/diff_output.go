@@ -13,15 +13,12 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/diff"
-	"github.com/helm-drift/helm-drift/internal/view"
+	"github.com/helm-drift/helm-drift/internal/output"
 )
 
-// The views that need each object's two sides.
-const (
-	outputDiff   = "diff"
-	outputGitHub = "github"
-	outputGitLab = "gitlab"
-)
+// outputDiff is -o diff: with HELM_DRIFT_EXTERNAL_DIFF set, the two sides are handed to that
+// program instead.
+const outputDiff = "diff"
 
 // --color values.
 const (
@@ -45,7 +42,7 @@ type outputFlags struct {
 
 // bind registers the output flags on fs; manifest says whether the verb offers -o manifest.
 func (o *outputFlags) bind(fs *pflag.FlagSet, manifest bool) {
-	formats := "table, json, yaml, markdown, counts, diff (a unified diff per object; HELM_DRIFT_EXTERNAL_DIFF runs a program on two trees instead), github or gitlab (a pull-request comment)"
+	formats := output.Usage()
 	if manifest {
 		formats += ", manifest (what would be installed, compared with nothing)"
 	}
@@ -61,36 +58,38 @@ func (o *outputFlags) bind(fs *pflag.FlagSet, manifest bool) {
 // needs one).
 func (o *outputFlags) validate(one bool) error {
 	switch {
-	case o.format == outputManifest && !one:
+	case o.format == output.Manifest && !one:
 		return fmt.Errorf("-o manifest goes with \"diff upgrade\" and \"diff helmrelease NAME\" (one release): it prints what would be installed")
-	case o.format != outputManifest && !o.lineView() && !slices.Contains(diff.Formats, o.format):
-		return fmt.Errorf("--output %q: want one of %s, diff, github, gitlab, or manifest", o.format, strings.Join(diff.Formats, ", "))
+	case o.format != output.Manifest && !slices.Contains(output.Names(), o.format):
+		return fmt.Errorf("--output %q: want one of %s, or manifest", o.format, strings.Join(output.Names(), ", "))
 	case o.color != colorAuto && o.color != colorAlways && o.color != colorNever:
 		return fmt.Errorf("--color %q: want auto, always or never", o.color)
 	case o.lines < -1:
 		return fmt.Errorf("--context %d: want 0 or more lines, or -1 for the whole object", o.lines)
 	case o.suggest != "" && o.suggest != advise.Flux && o.suggest != advise.ArgoCD:
 		return fmt.Errorf("--suggest-ignore %q: want flux or argocd", o.suggest)
-	case o.suggest != "" && (o.format == "counts" || o.format == outputManifest):
+	case o.suggest != "" && (o.format == "counts" || o.format == output.Manifest):
 		return fmt.Errorf("--suggest-ignore prints fields and managers: it does not go with -o %s", o.format)
 	}
 	return nil
 }
 
-// lineView reports whether the output is a line view (-o diff, github, gitlab).
+// lineView reports whether the output shows each object's two sides (-o diff, github,
+// gitlab): the measurement must keep them.
 func (o *outputFlags) lineView() bool {
-	return o.format == outputDiff || o.format == outputGitHub || o.format == outputGitLab
+	f, err := output.Lookup(o.format)
+	return err == nil && f.Sides
 }
 
 // manifest reports whether -o manifest asks for the render itself, measured against nothing.
-func (o *outputFlags) manifest() bool { return o.format == outputManifest }
+func (o *outputFlags) manifest() bool { return o.format == output.Manifest }
 
 // externalDiff is the program HELM_DRIFT_EXTERNAL_DIFF names for -o diff ("" for none).
 func (o *outputFlags) externalDiff() string {
 	if o.format != outputDiff {
 		return ""
 	}
-	return strings.TrimSpace(os.Getenv(view.ExternalDiffEnv))
+	return strings.TrimSpace(os.Getenv(output.ExternalDiffEnv))
 }
 
 // colour reports whether the table or the unified diff is coloured: --color always, or auto
@@ -110,44 +109,29 @@ func (o *outputFlags) colour(out io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// writeReport prints one report in the asked format; for HELM_DRIFT_EXTERNAL_DIFF it returns
-// the program's exit code.
-func (o *outputFlags) writeReport(out, errOut io.Writer, rep *diff.Report, stamp diff.Stamp) (int, error) {
-	if o.lineView() {
+// options are the formats' options for out.
+func (o *outputFlags) options(out io.Writer) output.Options {
+	return output.Options{Context: o.lines, Colour: o.colour(out)}
+}
+
+// writeReport prints one report (its Stamp set) in the asked format; with
+// HELM_DRIFT_EXTERNAL_DIFF it returns the program's exit code.
+func (o *outputFlags) writeReport(out, errOut io.Writer, rep *diff.Report) (int, error) {
+	if prog := o.externalDiff(); prog != "" {
 		row := diff.Summarise(rep)
 		row.Report = rep
-		return o.writeView([]diff.SummaryRow{row}, []diff.ClusterRun{{Stamp: stamp}}, out, errOut)
+		return output.RunExternal(context.Background(), prog, []diff.SummaryRow{row}, out, errOut)
 	}
-	return ExitOK, diff.Write(out, []*diff.Report{rep}, o.format, o.colour(out))
+	return ExitOK, output.WriteReport(out, rep, o.format, o.options(out))
 }
 
-// writeSummary prints the rows of a run over many releases in the asked format; for
+// writeSummary prints the rows of a run over many releases in the asked format; with
 // HELM_DRIFT_EXTERNAL_DIFF it returns the program's exit code (else -1).
 func (o *outputFlags) writeSummary(out, errOut io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun) (int, error) {
-	if !o.lineView() {
-		return -1, diff.WriteSummary(out, rows, clusters, o.format)
-	}
-	code, err := o.writeView(rows, clusters, out, errOut)
-	if o.externalDiff() == "" {
-		code = -1
-	}
-	return code, err
-}
-
-// writeView prints rows (each with its report) in a line view: the unified diff, the
-// pull-request comment, or, with HELM_DRIFT_EXTERNAL_DIFF, the program's output on the two
-// trees, whose exit code it returns.
-func (o *outputFlags) writeView(rows []diff.SummaryRow, clusters []diff.ClusterRun, out, errOut io.Writer) (int, error) {
-	switch o.format {
-	case outputGitHub:
-		return ExitOK, view.WriteComment(out, rows, clusters, view.GitHub, o.lines)
-	case outputGitLab:
-		return ExitOK, view.WriteComment(out, rows, clusters, view.GitLab, o.lines)
-	}
 	if prog := o.externalDiff(); prog != "" {
-		return view.RunExternal(context.Background(), prog, rows, out, errOut)
+		return output.RunExternal(context.Background(), prog, rows, out, errOut)
 	}
-	return ExitOK, view.WriteDiff(out, rows, clusters, view.Options{Context: o.lines, Colour: o.colour(out)})
+	return -1, output.WriteSummary(out, rows, clusters, o.format, o.options(out))
 }
 
 // writeSuggested prints, after the reports, the ignore rules --suggest-ignore asked for, one
@@ -157,7 +141,7 @@ func (o *outputFlags) writeSuggested(out io.Writer, reps []*diff.Report) error {
 	if o.suggest == "" || o.format == "json" || o.format == "yaml" {
 		return nil
 	}
-	fence := o.format == "markdown" || o.format == outputGitHub || o.format == outputGitLab
+	fence := o.format == "markdown" || o.format == output.GitHub.Name || o.format == output.GitLab.Name
 	for _, r := range reps {
 		if a := r.Suggested; a == nil || len(reps) > 1 && len(a.Rules) == 0 && len(a.Skipped) == 0 && len(a.Notes) == 0 {
 			continue // over many releases, only those with something to say

@@ -11,6 +11,6 @@
 // normalize.go (the chart's side made comparable: dry-run or offline defaulting), object.go
 // (one object: compared, predicted, who moved), sources.go (envFrom and shadows), predict.go
 // and refusal.go (what an upgrade would do, and what the API server would refuse), suggest.go
-// (--suggest-ignore), report.go and measured.go (the report's types, its stamp). format.go
-// prints a report.
+// (--suggest-ignore), report.go and measured.go (the report's types, its stamp). It prints
+// nothing: internal/output holds every format.
 package diff

@@ -201,3 +201,42 @@ func (r *Report) Diverges() bool {
 	}
 	return false
 }
+
+// SummaryRow is one release of "diff release --all".
+type SummaryRow struct {
+	// Report is the release's whole report, kept for the line views (Input.Views).
+	Report *Report `json:"-"`
+	// Suggested are the release's suggested ignore rules (Input.Suggest).
+	Suggested *advise.Advice `json:"suggestedIgnore,omitempty"`
+	// HelmRelease and Next: the Flux HelmRelease and its next reconcile's action (diff
+	// helmrelease --all only).
+	HelmRelease string `json:"helmRelease,omitempty"`
+	Next        string `json:"nextReconcile,omitempty"`
+	// Context is the kubeconfig context of the release's cluster.
+	Context          string                `json:"context,omitempty"`
+	Release          string                `json:"release"`
+	Namespace        string                `json:"namespace"`
+	Revision         int                   `json:"revision"`
+	Divergences      int                   `json:"divergences"`
+	Compared         int                   `json:"compared"`
+	Counts           map[compare.Class]int `json:"counts"`
+	PendingDeletions int                   `json:"pendingDeletions"`
+	// Drift and Changes split the divergences: the cluster moved, or only the chart did.
+	Drift   int `json:"drift"`
+	Changes int `json:"changes"`
+	// Unmeasured counts the objects that could not be measured.
+	Unmeasured int `json:"unmeasured"`
+	// Error says why the release could not be measured.
+	Error string `json:"error,omitempty"`
+}
+
+// Summarise turns a report into its summary row.
+func Summarise(r *Report) SummaryRow {
+	row := SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
+		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Drift: r.DriftRows, Changes: r.Changes, Unmeasured: r.Unmeasured,
+		Suggested: r.Suggested}
+	if r.Next != nil {
+		row.HelmRelease, row.Next = r.HelmRelease, r.Next.Action
+	}
+	return row
+}

@@ -3,7 +3,6 @@ package diff
 import (
 	"github.com/helm-drift/helm-drift/internal/diff/difftest"
 
-	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -143,17 +142,6 @@ func TestRun(t *testing.T) {
 			for k, n := range cl.Lists {
 				if n != 1 {
 					t.Errorf("%d LISTs of %s: want one per kind and namespace", n, k)
-				}
-			}
-			for _, format := range append([]string{}, Formats...) {
-				var buf bytes.Buffer
-				if err := Write(&buf, []*Report{rep}, format, false); err != nil {
-					t.Fatal(err)
-				}
-				for _, secretValue := range []string{"chart-password", "live-password", "bGl2ZS1wYXNzd29yZA=="} {
-					if strings.Contains(buf.String(), secretValue) {
-						t.Errorf("-o %s prints a Secret's value %q", format, secretValue)
-					}
 				}
 			}
 		})

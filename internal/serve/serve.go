@@ -20,6 +20,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/output"
 )
 
 // Server measures a cluster every Interval and serves what it found.
@@ -112,7 +113,7 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	f.rows, f.lastSuccess = rows, float64(start.Unix())
 	f.succeeded++
 	var report strings.Builder
-	if err := diff.WriteSummary(&report, rows, []diff.ClusterRun{{Stamp: stamp}}, "json"); err != nil {
+	if err := output.WriteSummary(&report, rows, []diff.ClusterRun{{Stamp: stamp}}, "json", output.Options{}); err != nil {
 		s.Log.Error("writing the report", "error", err.Error())
 	}
 	s.figures.Store(f)

@@ -1,4 +1,4 @@
-package view
+package output
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRu
 		c.text.WriteString(fmt.Sprintf("\n> **Truncated:** %d of %d diff lines are not shown, to stay within %s's comment limit (%d characters). "+
 			"Run `helm drift diff ... -o diff` for the whole report.\n", c.left, c.lines, p.Name, p.Limit))
 	}
-	if f := diff.Footer(clusters); f != "" {
+	if f := summaryFooter(clusters); f != "" {
 		c.text.WriteString("\n<sub>" + htmlText(f) + "</sub>\n")
 	}
 	_, err := io.WriteString(w, c.text.String())
@@ -91,7 +91,7 @@ func releaseLine(row diff.SummaryRow) string {
 	case row.Error != "":
 		return line + ": could not measure: " + md(oneLine(row.Error))
 	case row.Report != nil:
-		line += ": " + md(row.Report.Summary())
+		line += ": " + md(summary(row.Report))
 	default:
 		line += fmt.Sprintf(": %d divergences across %d compared fields", row.Divergences, row.Compared)
 	}
@@ -111,7 +111,7 @@ func (c *comment) report(r *diff.Report, context int) error {
 		c.section(r.Namespace+"/"+r.Release+": "+d.title, d)
 	}
 	var notes []string
-	for _, n := range diff.Notes(r) {
+	for _, n := range Notes(r) {
 		notes = append(notes, "- "+md(n))
 	}
 	if len(notes) > 0 {
@@ -174,4 +174,13 @@ func md(s string) string {
 // htmlText escapes text for an HTML element's content (quotes need no escaping there).
 func htmlText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func init() {
+	for i, p := range []Platform{GitHub, GitLab} {
+		f := func(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, o Options) error {
+			return WriteComment(w, rows, clusters, p, o.Context)
+		}
+		register(Format{Name: p.Name, Rank: 6 + i, Help: "a pull-request comment", Report: sideBySide(f), Summary: f, Sides: true})
+	}
 }

@@ -1,4 +1,4 @@
-package cli
+package output
 
 import (
 	"fmt"
@@ -9,12 +9,13 @@ import (
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
-// outputManifest is diff's -o manifest: print what would be installed, compare nothing.
-const outputManifest = "manifest"
+// Manifest is -o manifest: what would be installed, compared with nothing. It is no Format:
+// it prints the render, not a report.
+const Manifest = "manifest"
 
-// writeManifest prints a rendered manifest with every value of a Secret's data and
+// WriteManifest prints a rendered manifest with every value of a Secret's data and
 // stringData replaced by "(redacted)"; every other document is printed as rendered.
-func writeManifest(w io.Writer, text string) error {
+func WriteManifest(w io.Writer, text string) error {
 	st, err := manifest.Split([]byte(text))
 	if err != nil {
 		return fmt.Errorf("the rendered manifest: %w", err)

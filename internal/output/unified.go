@@ -1,9 +1,4 @@
-// Package view prints diff reports the way people read a change: a unified diff of each object
-// (-o diff), a pull-request comment (-o github, -o gitlab), and two directory trees for an
-// external diff program (HELM_DRIFT_EXTERNAL_DIFF). Every view is built from the objects' two
-// sides as the report compared them (compare.View): it shows the report's rows and nothing
-// else, and a Secret's values only by their sizes.
-package view
+package output
 
 import (
 	"fmt"
@@ -69,7 +64,7 @@ func WriteDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, 
 			fmt.Fprintln(w, paint(opt, yellow, "# context "+c.Context+": could not measure the cluster: "+oneLine(c.Error)))
 		}
 	}
-	if f := diff.Footer(clusters); f != "" {
+	if f := summaryFooter(clusters); f != "" {
 		fmt.Fprintln(w, f)
 	}
 	return nil
@@ -90,11 +85,11 @@ func writeReport(w io.Writer, r *diff.Report, opt Options) error {
 	for _, d := range diffs {
 		d.write(w, opt)
 	}
-	for _, n := range diff.Notes(r) {
+	for _, n := range Notes(r) {
 		fmt.Fprintln(w, paint(opt, yellow, "# "+n))
 	}
-	fmt.Fprintln(w, r.Summary())
-	if f := r.Stamp.Footer(); f != "" {
+	fmt.Fprintln(w, summary(r))
+	if f := footer(r.Stamp); f != "" {
 		fmt.Fprintln(w, f)
 	}
 	return nil
@@ -115,7 +110,7 @@ func reportDiffs(r *diff.Report, context int) ([]*unified, error) {
 		out = append(out, d)
 	}
 	for _, p := range r.Prune {
-		d := &unified{title: "TO PRUNE " + diff.PruneText(p)}
+		d := &unified{title: "TO PRUNE " + PruneText(p)}
 		if p.View != nil && !p.Keep {
 			var err error
 			if d, err = sides(d.title, p.View, context); err != nil {
@@ -194,7 +189,7 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 	if o.View == nil {
 		d := &unified{title: title}
 		for _, row := range o.Rows {
-			d.notes = append(d.notes, diff.Annotation(r, row))
+			d.notes = append(d.notes, Annotation(r, row))
 		}
 		return d, nil
 	}
@@ -204,7 +199,7 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 	}
 	liveLines, chartLines := d.lineIndex(o.View)
 	for _, row := range o.Rows {
-		text := diff.Annotation(r, row)
+		text := Annotation(r, row)
 		at, ok := -1, false
 		if ptr, has := o.View.LiveAt[row.Path]; has {
 			at, ok = liveLines(ptr), true
@@ -381,3 +376,11 @@ func (d *unified) hunkAt(at int, live bool) int {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func init() {
+	f := func(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, o Options) error {
+		return WriteDiff(w, rows, clusters, o)
+	}
+	register(Format{Name: "diff", Rank: 5, Help: "a unified diff per object; HELM_DRIFT_EXTERNAL_DIFF runs a program on two trees instead",
+		Report: sideBySide(f), Summary: f, Sides: true})
+}

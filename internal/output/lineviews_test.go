@@ -1,4 +1,4 @@
-package view
+package output
 
 import (
 	"bytes"
@@ -238,7 +238,7 @@ func TestWriteDiffRows(t *testing.T) {
 	}
 	for _, o := range rep.Objects {
 		for _, r := range o.Rows {
-			if !strings.Contains(out, "# "+diff.Annotation(rep, r)) {
+			if !strings.Contains(out, "# "+Annotation(rep, r)) {
 				t.Errorf("row %s %s is not in the diff", o.Object, r.Path)
 			}
 		}
