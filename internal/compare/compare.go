@@ -3,13 +3,13 @@ package compare
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/helm-drift/helm-drift/internal/normalize"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -127,13 +127,13 @@ func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 		return
 	}
 	c.res.Compared++
-	if q, ok := equalQuantities(a, b); ok && isQuantityPath(pattern) {
+	if q, ok := normalize.EqualQuantities(a, b); ok && isQuantityPath(pattern) {
 		if !q {
 			c.add(Divergence{Class: Differs, Path: path, Pointer: ptr, Chart: a, Cluster: b})
 		}
 		return
 	}
-	if !equal(a, b) {
+	if !normalize.Equal(a, b) {
 		c.add(Divergence{Class: Differs, Path: path, Pointer: ptr, Chart: a, Cluster: b})
 	}
 }
@@ -321,7 +321,7 @@ func keyOf(e map[string]any, keys []string) string {
 				v = d
 			}
 		}
-		parts = append(parts, k+"="+scalarString(v))
+		parts = append(parts, k+"="+normalize.ScalarString(v))
 	}
 	return strings.Join(parts, ",")
 }
@@ -329,7 +329,7 @@ func keyOf(e map[string]any, keys []string) string {
 // leaves records every leaf under v as cls; a cluster-only leaf that is an API-server default
 // is compared but no divergence. List elements are named by their merge keys, as in list.
 func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, v any, cls Class, parent map[string]any) {
-	if cls == ClusterOnly && isDefault(c.kind, pattern, v, parent) {
+	if cls == ClusterOnly && normalize.IsDefault(c.kind, pattern, v, parent) {
 		c.res.Compared++
 		return
 	}
@@ -456,40 +456,6 @@ func allMaps(l []any) bool {
 		}
 	}
 	return true
-}
-
-// equal compares two leaves; numbers by value whatever their Go type.
-func equal(a, b any) bool {
-	if fa, ok := number(a); ok {
-		if fb, ok := number(b); ok {
-			return fa == fb
-		}
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
-
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	}
-	return fmt.Sprint(v)
 }
 
 // escapePointer escapes a key for an RFC 6901 pointer: "~" as "~0", "/" as "~1".

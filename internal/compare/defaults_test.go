@@ -7,11 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/defaulting"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
 )
 
 // written is what the diff compares for a chart's object: the API server's write reproduced
-// offline (internal/defaulting) with the allocated fields taken from the live object, both
+// offline (internal/normalize/defaulting) with the allocated fields taken from the live object, both
 // sides normalised.
 func written(t *testing.T, tm yaml.TypeMeta, chart, live map[string]any) (map[string]any, map[string]any) {
 	t.Helper()
@@ -22,7 +23,7 @@ func written(t *testing.T, tm yaml.TypeMeta, chart, live map[string]any) (map[st
 	}
 	delete(out, "apiVersion")
 	delete(out, "kind")
-	return Normalize(Allocated(tm.Kind, out, live), ""), Normalize(live, "")
+	return normalize.Object(normalize.Allocated(tm.Kind, out, live), ""), normalize.Object(live, "")
 }
 
 // TestDefaultsAreNotDrift: a freshly applied chart, read back with every default the API

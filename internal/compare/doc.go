@@ -5,6 +5,7 @@
 // Secret's data carry no values at all.
 //
 // This is the comparator of `helm drift diff` and `diff helmrelease` (internal/diff measures
-// with it): reading the cluster, normalising API-server defaults before the comparison
-// (internal/defaulting, the dry-run in server.go) and printing are other packages' jobs.
+// with it): reading the cluster (internal/live), making the two sides comparable
+// (internal/normalize: API-server defaults, allocated fields, the dry-run) and printing
+// (internal/output) are other packages' jobs.
 package compare

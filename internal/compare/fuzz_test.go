@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/helm-drift/helm-drift/internal/normalize"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -40,14 +41,14 @@ func FuzzCompareSelf(f *testing.F) {
 			if r := Compare(tm, ma, ma); len(r.Divergences) != 0 {
 				t.Fatalf("%q against itself: %v", a, summary(r))
 			}
-			n := Normalize(ma, "ns")
-			if r := Compare(tm, n, Normalize(ma, "ns")); len(r.Divergences) != 0 {
+			n := normalize.Object(ma, "ns")
+			if r := Compare(tm, n, normalize.Object(ma, "ns")); len(r.Divergences) != 0 {
 				t.Fatalf("%q normalised, against itself: %v", a, summary(r))
 			}
 			r := Compare(tm, ma, mb)
 			MarkInert(&r, ma, mb)
-			Unallocate(tm.Kind, ma, mb, "x")
-			Allocated(tm.Kind, ma, mb)
+			normalize.Unallocate(tm.Kind, ma, mb, "x")
+			normalize.Allocated(tm.Kind, ma, mb)
 		}
 	})
 }

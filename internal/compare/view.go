@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/helm-drift/helm-drift/internal/normalize"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -202,7 +203,7 @@ func redactPair(chart, live map[string]any, base64Data bool) (map[string]any, ma
 	rc, rl := make(map[string]any, len(chart)), make(map[string]any, len(live))
 	for k, v := range chart {
 		text := Redacted(SizeOf(v, base64Data), nil)
-		if lv, ok := live[k]; ok && !equal(lv, v) {
+		if lv, ok := live[k]; ok && !normalize.Equal(lv, v) {
 			text = strings.TrimSuffix(text, ")") + ", differs)"
 		}
 		rc[k] = text

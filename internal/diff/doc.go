@@ -1,7 +1,7 @@
 // Package diff measures a release against the live cluster: it reads every object of the
 // desired manifest with one LIST per kind and namespace (a GET per CRD of a chart's crds/),
 // normalises the chart's side to what the API server would store (a server-side dry-run, or
-// the API server's own decoding and defaulting run offline by internal/defaulting), compares
+// the API server's own decoding and defaulting run offline by internal/normalize/defaulting), compares
 // them field by field with internal/compare, and predicts what a helm upgrade to the desired
 // manifest would do to each divergence.
 //

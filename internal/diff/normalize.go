@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/compare"
-	"github.com/helm-drift/helm-drift/internal/defaulting"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
 )
 
 // normalize returns the chart's side of t to compare: what the API server would store for it,
@@ -34,15 +34,15 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 			why = "offline (a " + t.ob.Kind + "'s name is fixed: no dry-run under another name)"
 		}
 		if why == "" {
-			out, err := m.cl.DryRunCreate(ctx, compare.ForDryRun(t.ob.Kind, desired), tempName())
+			out, err := m.cl.DryRunCreate(ctx, normalize.ForDryRun(t.ob.Kind, desired), tempName())
 			if err == nil {
 				// What the dry-run leaves from the chart's own text (the addresses and ports it
 				// states) is judged as the server would store it, never as written (a null).
 				var written map[string]any
-				if compare.UnallocateReads(t.ob.Kind) {
+				if normalize.UnallocateReads(t.ob.Kind) {
 					written, _, _ = m.written(ctx, t, tm, desired, Server)
 				}
-				return compare.Allocated(t.ob.Kind, compare.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
+				return normalize.Allocated(t.ob.Kind, normalize.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
 			}
 			var status apierrors.APIStatus
 			isStatus := errors.As(err, &status)
@@ -76,11 +76,11 @@ func (m *measure) offline(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 	if err != nil {
 		return nil, "", err
 	}
-	return compare.Allocated(t.ob.Kind, written, t.live), mode, nil
+	return normalize.Allocated(t.ob.Kind, written, t.live), mode, nil
 }
 
 // written returns desired as the API server would store it, offline: a built-in kind through
-// its typed struct, the scheme's defaulting and conversions (internal/defaulting; a CRD's
+// its typed struct, the scheme's defaulting and conversions (internal/normalize/defaulting; a CRD's
 // schema that the live CRD holds value for value is the live one, see CRDAgainst); a custom
 // resource through its CRD's structural schema (pruning, nullable, defaults). mode comes back
 // with a note when that could not be done: the object is then compared as the chart wrote it.
@@ -91,7 +91,7 @@ func (m *measure) written(ctx context.Context, t *target, tm kyaml.TypeMeta, des
 		}
 		return out, mode, nil
 	}
-	if compare.BuiltIn(tm) {
+	if normalize.BuiltIn(tm) {
 		return desired, mode, nil // a built-in group this Kubernetes version does not define
 	}
 	schema, err := m.crdSchema(ctx, t)

@@ -12,6 +12,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/memo"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
@@ -56,7 +57,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 				desired = withNamespace(desired, t.id.Namespace)
 			}
 			if m.in.Views {
-				o.View = compare.OneSide(compare.Normalize(desired, t.id.Namespace), nil)
+				o.View = compare.OneSide(normalize.Object(desired, t.id.Namespace), nil)
 			}
 			m.probe(ctx, t, &o, desired)
 		}
@@ -72,8 +73,8 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		return o, err
 	}
 	o.Normalize = mode
-	chart := compare.Normalize(chartSide, t.id.Namespace)
-	cluster := compare.Normalize(t.live, "")
+	chart := normalize.Object(chartSide, t.id.Namespace)
+	cluster := normalize.Object(t.live, "")
 	res := compare.Compare(tm, chart, cluster)
 	compare.MarkInert(&res, chart, cluster)
 	md, _ := cluster["metadata"].(map[string]any)
@@ -150,7 +151,7 @@ func (m *measure) leftApplied(ctx context.Context, t *target, tm kyaml.TypeMeta,
 	if err != nil {
 		applied = withNamespace(p.prev, ns)
 	}
-	res := compare.Compare(tm, compare.Normalize(applied, ns), cluster)
+	res := compare.Compare(tm, normalize.Object(applied, ns), cluster)
 	left := make(map[string]bool, len(res.Divergences))
 	for _, d := range res.Divergences {
 		left[d.Path] = true
@@ -198,7 +199,7 @@ func unstablePaths(tm kyaml.TypeMeta, t *target, desired map[string]any) map[str
 	}
 	ns := t.id.Namespace
 	out := map[string]bool{}
-	for _, d := range compare.Compare(tm, compare.Normalize(desired, ns), compare.Normalize(withNamespace(again, ns), ns)).Divergences {
+	for _, d := range compare.Compare(tm, normalize.Object(desired, ns), normalize.Object(withNamespace(again, ns), ns)).Divergences {
 		out[d.Path] = true
 	}
 	return out

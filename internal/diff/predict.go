@@ -9,6 +9,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/managedfields"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 )
 
 // predictor says what a helm upgrade to the desired manifest would do to each divergence of
@@ -45,7 +46,7 @@ type predictor struct {
 }
 
 func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any) *predictor {
-	p := &predictor{builtIn: compare.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
+	p := &predictor{builtIn: normalize.BuiltIn(tm), live: t.live, dropped: map[string]bool{}, changed: map[string]bool{}}
 	p.managers = managedfields.Fields(t.live)
 	if h, ok := managedfields.Helm(t.live, p.managers); ok {
 		p.helm = h
@@ -77,7 +78,7 @@ func (m *measure) predictor(tm kyaml.TypeMeta, t *target, desired map[string]any
 	}
 	p.prev = prev
 	ns := t.id.Namespace
-	res := compare.Compare(tm, compare.Normalize(desired, ns), compare.Normalize(withNamespace(prev, ns), ns))
+	res := compare.Compare(tm, normalize.Object(desired, ns), normalize.Object(withNamespace(prev, ns), ns))
 	for _, d := range res.Divergences {
 		if d.Class == compare.ClusterOnly {
 			p.dropped[d.Path] = true

@@ -8,6 +8,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 )
 
 const lastManifest = `apiVersion: apps/v1
@@ -131,8 +132,8 @@ func TestPredict(t *testing.T) {
 			tg.id.Namespace = "apps"
 			tm := kyaml.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
 			d, _ := desired[0].Decode()
-			chart := compare.Normalize(withNamespace(d, "apps"), "apps")
-			res := compare.Compare(tm, chart, compare.Normalize(tg.live, ""))
+			chart := normalize.Object(withNamespace(d, "apps"), "apps")
+			res := compare.Compare(tm, chart, normalize.Object(tg.live, ""))
 			p := (&measure{in: tc.in}).predictor(tm, tg, withNamespace(d, "apps"))
 			if p.serverSide != (tc.op == "Apply" || tc.in.Apply == ApplyServerSide) {
 				t.Errorf("serverSide = %v", p.serverSide)

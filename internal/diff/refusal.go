@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/helm-drift/helm-drift/internal/compare"
-	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
 )
 
 // Refusal is the API server's refusal of the write an upgrade would make to one object: a
@@ -153,7 +153,7 @@ func (m *measure) upgradeWrites(o *Object) bool {
 }
 
 // validateOffline runs, without the cluster, the API server's own update validation of the
-// kinds whose fields an update may not change (internal/defaulting ValidateUpdate) on the
+// kinds whose fields an update may not change (internal/normalize/defaulting ValidateUpdate) on the
 // render applied over the live object: a change the server would refuse (an immutable field,
 // a StatefulSet's volumeClaimTemplates, a claim that asks for less) is WILL-FAIL. For a new
 // render measured offline, or where the dry-run probe may not be made. A custom resource is
@@ -171,7 +171,7 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	}
 	next := applyOver(t.live, written, t.ob.Kind)
 	refused, known, err := defaulting.ValidateUpdate(next, t.live)
-	if !known && !compare.BuiltIn(tm) {
+	if !known && !normalize.BuiltIn(tm) {
 		refused, err = m.validateCustomResource(ctx, t, next)
 	}
 	if err != nil || len(refused) == 0 {

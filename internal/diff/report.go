@@ -10,7 +10,7 @@ import (
 const (
 	// Server defaults the chart's side with a server-side dry-run of each object.
 	Server = "server"
-	// Offline reproduces the API server's write in process (internal/defaulting): typed decode,
+	// Offline reproduces the API server's write in process (internal/normalize/defaulting): typed decode,
 	// defaulting and conversion for built-in kinds, the structural schema for custom resources.
 	Offline = "offline"
 	// Auto is Server where the dry-run is permitted, Offline per kind where it is forbidden.

@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
-	"github.com/helm-drift/helm-drift/internal/defaulting"
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
 	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
@@ -297,7 +298,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		live := m.lists[keyOf(o, id)].byName[o.Name]
 		p := Prune{Object: id.String(), Live: live != nil}
 		if in.Views && live != nil {
-			p.View = compare.OneSide(nil, compare.Normalize(live, ""))
+			p.View = compare.OneSide(nil, normalize.Object(live, ""))
 		}
 		if d, err := o.Decode(); err == nil {
 			md, _ := d["metadata"].(map[string]any)

@@ -8,12 +8,11 @@ import (
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 	"github.com/opencontainers/go-digest"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/helm-drift/helm-drift/internal/compare"
 )
 
 // Getter reads one object as unstructured content; an object that does not exist is a
@@ -86,7 +85,7 @@ func (c getClient) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 			cp[k] = v
 		}
 		m = cp
-		compare.MergeStringData(m)
+		normalize.MergeStringData(m)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj); err != nil {
 		return fmt.Errorf("%s %s: %w", kind, key, err)

@@ -1,4 +1,4 @@
-package compare
+package normalize
 
 import (
 	"encoding/json"

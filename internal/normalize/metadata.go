@@ -1,4 +1,4 @@
-package compare
+package normalize
 
 import (
 	"encoding/base64"
@@ -6,10 +6,16 @@ import (
 )
 
 // serverMetadata are the metadata fields the API server writes itself.
+// xref: k8s.io/apiserver, pkg/registry/rest/meta.go FillObjectMetaSystemFields, and the
+// registry's generation and deletion bookkeeping.
 var serverMetadata = []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields",
 	"selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"}
 
 // toolMarks are the labels and annotations Helm, Flux and kubectl add themselves: not drift.
+// xref: Helm, pkg/action (meta.helm.sh/release-name, -namespace, app.kubernetes.io/managed-by);
+// helm-controller, the post-renderer of its origin labels; Kubernetes,
+// pkg/controller/deployment/util/deployment_util.go RevisionAnnotation; k8s.io/api,
+// core/v1/annotation_key_constants.go LastAppliedConfigAnnotation.
 var toolMarks = []string{
 	"meta.helm.sh/release-name", "meta.helm.sh/release-namespace", "app.kubernetes.io/managed-by",
 	"helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace",
@@ -40,11 +46,11 @@ func MergeStringData(obj map[string]any) {
 	delete(obj, "stringData")
 }
 
-// Normalize returns a copy of obj (decoded JSON) without what no chart states: status, the
+// Object returns a copy of obj (decoded JSON) without what no chart states: status, the
 // metadata the API server writes, and the marks Helm, Flux and kubectl add. namespace, when
 // not empty, is set on an object that names none (Helm installs it there). Apply it to both
 // sides before Compare.
-func Normalize(obj map[string]any, namespace string) map[string]any {
+func Object(obj map[string]any, namespace string) map[string]any {
 	out := make(map[string]any, len(obj))
 	for k, v := range obj {
 		out[k] = v

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/helm-drift/helm-drift/internal/golden"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -19,7 +20,8 @@ import (
 // is the cluster's own map: no write made) or holds one that differs (then written).
 func TestCRDAgainst(t *testing.T) {
 	var files []string
-	for _, root := range []string{"../../testdata", "../../../shared/corpus"} {
+	repo := golden.RepoRoot()
+	for _, root := range []string{filepath.Join(repo, "testdata"), filepath.Join(repo, "..", "shared", "corpus")} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
 				files = append(files, p)

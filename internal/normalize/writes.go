@@ -1,4 +1,4 @@
-package compare
+package normalize
 
 import (
 	"reflect"
@@ -20,6 +20,7 @@ type defaultRule struct {
 }
 
 // defaultTolerations are the two the DefaultTolerationSeconds admission plugin adds to a Pod.
+// xref: Kubernetes, plugin/pkg/admission/defaulttolerationseconds/admission.go (300 s each).
 var defaultTolerations = []any{
 	map[string]any{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
 	map[string]any{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": int64(300)},
@@ -28,36 +29,26 @@ var defaultTolerations = []any{
 // kindDefaults are the writes of registry strategies and admission plugins, by kind.
 var kindDefaults = map[string][]defaultRule{
 	"DaemonSet": {
-		{pattern: "metadata.annotations.deprecated.daemonset.template.generation", when: anyValue}, // xref: pkg/registry/apps/daemonset/strategy.go PrepareForCreate
+		{pattern: "metadata.annotations.deprecated.daemonset.template.generation", when: anyValue}, // xref: Kubernetes, pkg/registry/apps/daemonset/strategy.go PrepareForCreate
 	},
 	"PersistentVolumeClaim": {
-		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pvc-protection"}}, // the StorageObjectInUseProtection admission plugin
+		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pvc-protection"}}, // xref: Kubernetes, plugin/pkg/admission/storage/storageobjectinuseprotection/admission.go
 	},
 	"PersistentVolume": {
-		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pv-protection"}}, // the StorageObjectInUseProtection admission plugin
+		{pattern: "metadata.finalizers", value: []any{"kubernetes.io/pv-protection"}}, // xref: the same plugin
 	},
 	"Pod": {
-		{pattern: "spec.priority", value: int64(0)},                                                                              // the Priority admission plugin (no PriorityClass)
-		{pattern: "spec.preemptionPolicy", value: "PreemptLowerPriority"},                                                        // set with priority
-		{pattern: "spec.tolerations", when: func(v any, _ map[string]any) bool { return equalUnordered(v, defaultTolerations) }}, // DefaultTolerationSeconds
+		{pattern: "spec.priority", value: int64(0)},                                                                              // xref: Kubernetes, plugin/pkg/admission/priority/admission.go (no PriorityClass: 0)
+		{pattern: "spec.preemptionPolicy", value: "PreemptLowerPriority"},                                                        // xref: the same plugin, with the priority
+		{pattern: "spec.tolerations", when: func(v any, _ map[string]any) bool { return equalUnordered(v, defaultTolerations) }}, // xref: defaultTolerations
 	},
 }
-
-// podSpecPaths are where each workload kind keeps its pod spec.
-var podSpecPaths = map[string][]string{
-	"Pod": {"spec"}, "Deployment": {"spec", "template", "spec"}, "StatefulSet": {"spec", "template", "spec"},
-	"DaemonSet": {"spec", "template", "spec"}, "ReplicaSet": {"spec", "template", "spec"}, "Job": {"spec", "template", "spec"},
-	"CronJob": {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
-// PodSpecPath returns the fields leading to a workload kind's pod spec; nil for other kinds.
-func PodSpecPath(kind string) []string { return podSpecPaths[kind] }
 
 func anyValue(any, map[string]any) bool { return true }
 
-// isDefault reports whether value, which the cluster has at pattern and the chart does not
+// IsDefault reports whether value, which the cluster has at pattern and the chart does not
 // state, is what the API server writes by itself for kind (see kindDefaults).
-func isDefault(kind, pattern string, value any, parent map[string]any) bool {
+func IsDefault(kind, pattern string, value any, parent map[string]any) bool {
 	for _, r := range rulesFor(kind, pattern) {
 		if r.when != nil && r.when(value, parent) || r.when == nil && equalValue(r.value, value) {
 			return true
@@ -108,12 +99,12 @@ func equalValue(a, b any) bool {
 	if aIsMap || bIsMap {
 		return aIsMap && bIsMap && len(am) == 0 && len(bm) == 0
 	}
-	return equal(a, b)
+	return Equal(a, b)
 }
 
-// equalQuantities compares two resource quantities by value ("1000m" is "1"); ok is false
+// EqualQuantities compares two resource quantities by value ("1000m" is "1"); ok is false
 // when either is not a quantity.
-func equalQuantities(a, b any) (equal, ok bool) {
+func EqualQuantities(a, b any) (equal, ok bool) {
 	as, aok := a.(string)
 	bs, bok := b.(string)
 	if !aok && !bok {
@@ -134,5 +125,5 @@ func quantityString(v any, s string, isString bool) string {
 	if isString {
 		return s
 	}
-	return scalarString(v)
+	return ScalarString(v)
 }
