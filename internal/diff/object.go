@@ -11,18 +11,18 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/memo"
 	"github.com/helm-drift/helm-drift/internal/normalize"
-	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // measure holds what one Run shares between objects.
 type measure struct {
-	in      Input
-	cl      Cluster
-	checker *owners.Checker
-	rules   []flux.IgnoreRule
-	lists   map[listKey]*listing
+	in    Input
+	cl    Cluster
+	ids   *manifest.Identifier
+	rules []flux.IgnoreRule
+	lists map[listKey]*listing
 
 	sources    memo.Map[string, source]
 	crdSchemas memo.Map[string, readySchema]

@@ -11,10 +11,10 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/normalize"
 	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
-	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // Input is one measurement.
@@ -85,7 +85,9 @@ type Input struct {
 // schema, a dry-run create and apply, and the server's version. *live.Client is one; a kind the cluster
 // does not serve is live.ErrNotServed.
 type Cluster interface {
-	owners.Cluster
+	// Namespaced says whether a kind is namespaced; List reads a kind's objects' metadata.
+	Namespaced(group, version, kind string) (bool, error)
+	List(ctx context.Context, group, version, kind, namespace string) ([]live.Meta, error)
 	ListObjects(ctx context.Context, group, version, kind, namespace string) ([]map[string]any, error)
 	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
 	Resource(group, version, kind string) (string, error)
@@ -132,8 +134,8 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 	if !sameStored {
 		all = append(all, previous...)
 	}
-	checker := owners.NewChecker(append(all, crds...), owners.Options{Namespace: in.Namespace, Scopes: owners.ClusterScopes(cl)})
-	m := &measure{in: in, cl: cl, checker: checker, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
+	ids := manifest.NewIdentifier(append(all, crds...), in.Namespace, live.Scopes(cl))
+	m := &measure{in: in, cl: cl, ids: ids, lists: map[listKey]*listing{}, dryRun: map[string]string{}, probeDenied: map[string]bool{}}
 
 	byID := func(objs []manifest.Object, same bool) map[manifest.Identity]manifest.Object {
 		if same {
@@ -142,7 +144,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		ix := map[manifest.Identity]manifest.Object{}
 		for _, o := range objs {
 			if !o.Hook && o.Name != "" {
-				ix[checker.Identity(o)] = o
+				ix[ids.Identity(o)] = o
 			}
 		}
 		return ix
@@ -163,13 +165,13 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		if o.Hook || o.Name == "" {
 			continue
 		}
-		id := checker.Identity(o)
+		id := ids.Identity(o)
 		desiredIDs[id] = true
 		t := &target{ob: o, id: id, prev: counterpart(prevByID, sameStored, o, id), again: counterpart(againByID, sameRender, o, id)}
 		targets = append(targets, t)
 	}
 	for _, o := range crds {
-		id := checker.Identity(o)
+		id := ids.Identity(o)
 		if o.Kind != "CustomResourceDefinition" || desiredIDs[id] {
 			continue // a template of the same CRD is the release's own
 		}
@@ -196,7 +198,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		m.listingFor(t.ob, t.id)
 	}
 	for _, o := range pruned {
-		m.listingFor(o, checker.Identity(o))
+		m.listingFor(o, ids.Identity(o))
 	}
 	if err := m.listAll(ctx); err != nil {
 		return nil, err
@@ -294,7 +296,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		rep.Objects = append(rep.Objects, o)
 	}
 	for _, o := range pruned {
-		id := checker.Identity(o)
+		id := ids.Identity(o)
 		live := m.lists[keyOf(o, id)].byName[o.Name]
 		p := Prune{Object: id.String(), Live: live != nil}
 		if in.Views && live != nil {

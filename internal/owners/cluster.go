@@ -17,24 +17,8 @@ type Cluster interface {
 	List(ctx context.Context, group, version, kind, namespace string) ([]live.Meta, error)
 }
 
-// clusterScopes adapts a Cluster to a ScopeResolver.
-type clusterScopes struct{ c Cluster }
-
-func (s clusterScopes) Scope(group, version, kind string) (manifest.Scope, error) {
-	namespaced, err := s.c.Namespaced(group, version, kind)
-	switch {
-	case errors.Is(err, live.ErrNotServed):
-		return manifest.Unknown, nil
-	case err != nil:
-		return manifest.Unknown, err
-	case namespaced:
-		return manifest.Namespaced, nil
-	}
-	return manifest.ClusterScoped, nil
-}
-
 // ClusterScopes lets a Checker ask the cluster the scope of kinds it does not know.
-func ClusterScopes(c Cluster) manifest.ScopeResolver { return clusterScopes{c} }
+func ClusterScopes(c Cluster) manifest.ScopeResolver { return live.Scopes(c) }
 
 // The labels and annotations by which Helm and Flux mark what they own.
 const (
