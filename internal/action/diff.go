@@ -14,7 +14,7 @@ type Measure struct {
 	// Rules leave fields out (--ignore, --ignore-file).
 	Rules []flux.IgnoreRule
 	// Normalize is diff.Server, diff.Offline or diff.Auto.
-	Normalize string
+	Normalize diff.Mode
 	// Workers bounds the requests in flight.
 	Workers int
 	// Progress, when set, is told after each release of a run over many (RunAll) how many of

@@ -330,7 +330,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	policy := helmcontroller.ApplyPolicy(hr, last)
 	crds := diff.CRDsUntouched
 	if next.Action == flux.NextUpgrade || next.Action == flux.NextInstall {
-		crds = helmcontroller.CRDPolicy(hr, last)
+		crds = diff.CRDPolicy(helmcontroller.CRDPolicy(hr, last))
 	}
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,

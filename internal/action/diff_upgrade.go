@@ -190,7 +190,7 @@ func (d *DiffUpgrade) chooseEngine(reads *releaseReads) (Engine, error) {
 }
 
 // apply maps ServerSide onto how the upgrade writes the objects ("" for as written).
-func (d *DiffUpgrade) apply() string {
+func (d *DiffUpgrade) apply() diff.Apply {
 	switch d.ServerSide {
 	case ServerSideTrue:
 		return diff.ApplyServerSide
@@ -201,7 +201,7 @@ func (d *DiffUpgrade) apply() string {
 }
 
 // crdPolicy is how helm treats crds/: install creates them, upgrade never touches them.
-func crdPolicy(install bool) string {
+func crdPolicy(install bool) diff.CRDPolicy {
 	if install {
 		return diff.CRDsHelmInstall
 	}

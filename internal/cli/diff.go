@@ -97,7 +97,7 @@ func (c *diffCommon) bind(fs *pflag.FlagSet, manifest bool) {
 	c.out.bind(fs, manifest)
 	fs.StringArrayVar(&c.ignore, "ignore", nil, "an RFC 6901 JSON pointer to leave out of the comparison in every object, e.g. /spec/replicas; repeatable")
 	fs.StringVar(&c.ignoreFile, "ignore-file", "", "a YAML list of ignore rules in Flux's syntax (paths, optional target), as in spec.driftDetection.ignore")
-	fs.StringVar(&c.measure.Normalize, "normalize", diff.Auto, "how API-server defaults are told from drift: server (a dry-run create per object), offline (the API server's defaulting, run in this process; get/list RBAC only) or auto (server where permitted)")
+	fs.StringVar((*string)(&c.measure.Normalize), "normalize", string(diff.Auto), "how API-server defaults are told from drift: server (a dry-run create per object), offline (the API server's defaulting, run in this process; get/list RBAC only) or auto (server where permitted)")
 	fs.IntVar(&c.measure.Workers, "concurrency", 8, "requests in flight at most (1-64)")
 	fs.BoolVar(&c.stats, "stats", false, "print the API requests made to stderr")
 	fs.StringVar(&c.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")

@@ -44,7 +44,7 @@ type serveOptions struct {
 	interval  time.Duration
 	listen    string
 	grace     time.Duration
-	normalize string
+	normalize diff.Mode
 	workers   int
 	kube      kubeOptions
 }
@@ -54,7 +54,7 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "from one run's start to the next's (at least 5s)")
 	fs.StringVar(&o.listen, "listen", ":9477", "the address the HTTP server listens on (/metrics, /healthz, /readyz, /report)")
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "on SIGTERM, how long the server may take to drain")
-	fs.StringVar(&o.normalize, "normalize", diff.Offline, "how API-server defaults are told from drift: offline (get/list RBAC only), server or auto (see diff --help)")
+	fs.StringVar((*string)(&o.normalize), "normalize", string(diff.Offline), "how API-server defaults are told from drift: offline (get/list RBAC only), server or auto (see diff --help)")
 	fs.IntVar(&o.workers, "concurrency", 8, "requests in flight at most (1-64), as diff takes it")
 	o.kube.BindFlags(fs)
 }

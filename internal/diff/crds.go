@@ -2,24 +2,27 @@ package diff
 
 import "github.com/helm-drift/helm-drift/internal/compare"
 
-// How the upgrade treats the CRDs of the chart's crds/ directory (Input.CRDPolicy): as Helm
-// does (helm install creates the missing ones and leaves the others; helm upgrade never
-// touches them), or by helm-controller's crds policy.
+// CRDPolicy is how the upgrade treats the CRDs of the chart's crds/ directory
+// (Input.CRDPolicy): as Helm does (helm install creates the missing ones and leaves the others;
+// helm upgrade never touches them), or by helm-controller's crds policy.
+type CRDPolicy string
+
+// The CRD policies.
 const (
-	CRDsHelmInstall   = "helm install"
-	CRDsHelmUpgrade   = "helm upgrade"
-	CRDsCreate        = "Create"
-	CRDsCreateReplace = "CreateReplace"
-	CRDsSkip          = "Skip"
+	CRDsHelmInstall   CRDPolicy = "helm install"
+	CRDsHelmUpgrade   CRDPolicy = "helm upgrade"
+	CRDsCreate        CRDPolicy = "Create"
+	CRDsCreateReplace CRDPolicy = "CreateReplace"
+	CRDsSkip          CRDPolicy = "Skip"
 	// CRDsUntouched: a HelmRelease whose next reconcile neither installs nor upgrades.
-	CRDsUntouched = "untouched"
+	CRDsUntouched CRDPolicy = "untouched"
 )
 
 // crdRows rewrites a crds/ CRD's predictions for policy: whether the upgrade creates it
 // (missing), and whether it replaces it (present).
 // xref: Helm v3 pkg/action/install.go installCRDs (an existing CRD is left); pkg/action/
 // upgrade.go (crds/ not read); helm-controller internal/action/crds.go applyCRDs.
-func crdRows(o *Object, policy string) {
+func crdRows(o *Object, policy CRDPolicy) {
 	for i := range o.Rows {
 		r := &o.Rows[i]
 		r.PendingDeletion = false
@@ -41,14 +44,14 @@ func crdRows(o *Object, policy string) {
 		case policy == CRDsHelmInstall:
 			r.Resolved, r.Why = false, "helm install leaves an existing CRD as it is"
 		default:
-			r.Resolved, r.Why = false, "left as it is (crds policy "+policy+")"
+			r.Resolved, r.Why = false, "left as it is (crds policy "+string(policy)+")"
 		}
 	}
 }
 
-func crdsBy(policy string) string {
+func crdsBy(policy CRDPolicy) string {
 	if policy == CRDsHelmInstall {
 		return "helm install, from crds/, before the templates"
 	}
-	return "crds policy " + policy
+	return "crds policy " + string(policy)
 }

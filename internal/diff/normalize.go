@@ -21,7 +21,7 @@ import (
 // from the live object; and the mode used, with the reason when it is not the one asked for.
 func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, desired map[string]any) (map[string]any, string, error) {
 	group, version := splitAPIVersion(t.ob.APIVersion)
-	mode := Offline
+	mode := string(Offline)
 	if m.in.Normalize == Server || m.in.Normalize == Auto {
 		res, err := m.cl.Resource(group, version, t.ob.Kind)
 		if err != nil {
@@ -40,9 +40,9 @@ func (m *measure) normalize(ctx context.Context, t *target, tm kyaml.TypeMeta, d
 				// states) is judged as the server would store it, never as written (a null).
 				var written map[string]any
 				if normalize.UnallocateReads(t.ob.Kind) {
-					written, _, _ = m.written(ctx, t, tm, desired, Server)
+					written, _, _ = m.written(ctx, t, tm, desired, string(Server))
 				}
-				return normalize.Allocated(t.ob.Kind, normalize.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), Server, nil
+				return normalize.Allocated(t.ob.Kind, normalize.Unallocate(t.ob.Kind, out, written, t.ob.Name), t.live), string(Server), nil
 			}
 			var status apierrors.APIStatus
 			isStatus := errors.As(err, &status)

@@ -35,7 +35,7 @@ type measure struct {
 
 // object measures one desired object.
 func (m *measure) object(ctx context.Context, t *target) (Object, error) {
-	o := Object{Object: t.id.String(), Rows: []Row{}, Normalize: Offline}
+	o := Object{Object: t.id.String(), Rows: []Row{}, Normalize: string(Offline)}
 	if err := m.lists[keyOf(t.ob, t.id)].err; err != nil {
 		return o, err
 	}
@@ -147,7 +147,7 @@ func (m *measure) leftApplied(ctx context.Context, t *target, tm kyaml.TypeMeta,
 		return nil
 	}
 	ns := t.id.Namespace
-	applied, _, err := m.offline(ctx, t, tm, withNamespace(p.prev, ns), Offline)
+	applied, _, err := m.offline(ctx, t, tm, withNamespace(p.prev, ns), string(Offline))
 	if err != nil {
 		applied = withNamespace(p.prev, ns)
 	}

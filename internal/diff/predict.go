@@ -154,7 +154,7 @@ func (p *predictor) predict(row *Row) {
 // new to the release is the chart's doing; one the render does not change, the cluster's; else
 // the chart's where the render changes the field, and also the cluster's where the live object
 // left what was applied (left).
-func (p *predictor) moved(path string, left map[string]bool) string {
+func (p *predictor) moved(path string, left map[string]bool) Moved {
 	if !p.hasPrevious {
 		return MovedChart
 	}

@@ -165,7 +165,7 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	}
 	// The render as written (defaulted, not given what the server allocated): a field the chart
 	// states over what the live object holds is the change the server judges.
-	written, _, err := m.written(ctx, t, tm, desired, Offline)
+	written, _, err := m.written(ctx, t, tm, desired, string(Offline))
 	if err != nil {
 		return
 	}

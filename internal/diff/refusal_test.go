@@ -56,7 +56,7 @@ func TestRunWillFail(t *testing.T) {
 	cl := &difftest.Cluster{Objects: difftest.Objects(t, cmApp), Refuse: immutable}
 	desired := strings.Replace(cmApp, "mode: fast", "mode: slow", 1)
 	for _, tc := range []struct {
-		mode     string
+		mode     Mode
 		rendered bool
 		willFail int
 	}{{Auto, true, 1}, {Server, true, 1}, {Offline, true, 0}, {Auto, false, 0}} {

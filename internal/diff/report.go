@@ -6,21 +6,27 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 )
 
+// Mode is how the chart's side is normalised: the API-server defaults told from drift.
+type Mode string
+
 // Normalisation modes.
 const (
 	// Server defaults the chart's side with a server-side dry-run of each object.
-	Server = "server"
+	Server Mode = "server"
 	// Offline reproduces the API server's write in process (internal/normalize/defaulting): typed decode,
 	// defaulting and conversion for built-in kinds, the structural schema for custom resources.
-	Offline = "offline"
+	Offline Mode = "offline"
 	// Auto is Server where the dry-run is permitted, Offline per kind where it is forbidden.
-	Auto = "auto"
+	Auto Mode = "auto"
 )
 
-// How an upgrade writes the objects, for Input.Apply and Report.Apply.
+// Apply is how an upgrade writes the objects, for Input.Apply and Report.Apply.
+type Apply string
+
+// The apply methods.
 const (
-	ApplyServerSide = "server-side"
-	ApplyClientSide = "client-side"
+	ApplyServerSide Apply = "server-side"
+	ApplyClientSide Apply = "client-side"
 )
 
 // Lookup is whom a HelmRelease's render answered the chart's lookup calls as.
@@ -43,7 +49,7 @@ type Report struct {
 	Namespace string `json:"namespace"`
 	Revision  int    `json:"revision"`
 	// Normalize is the mode asked for; objects say which one each got.
-	Normalize string `json:"normalize"`
+	Normalize Mode `json:"normalize"`
 	// Engine says which Helm SDK rendered the desired manifest and why (diff upgrade only).
 	Engine string `json:"engine,omitempty"`
 	// Defaulting says whose defaulting code the offline normalisation ran when it is not that
@@ -51,7 +57,7 @@ type Report struct {
 	Defaulting string `json:"defaulting,omitempty"`
 	// Apply says how Helm writes this release: "client-side" (Helm 3's three-way merge) or
 	// "server-side" (Helm 4), read from the live objects' managedFields.
-	Apply string `json:"apply"`
+	Apply Apply `json:"apply"`
 	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
 	HelmRelease string `json:"helmRelease,omitempty"`
 	// Source says where a HelmRelease's chart came from (diff helmrelease only).
@@ -149,7 +155,7 @@ type Row struct {
 	// Moved says who moved the field away from what the stored release applied: MovedCluster
 	// (drift), MovedChart (the new render differs from what was applied; the live object
 	// still equals it) or MovedBoth.
-	Moved string `json:"moved,omitempty"`
+	Moved Moved `json:"moved,omitempty"`
 	// RenderDependent: the chart moved it although the render's chart and values equal the
 	// stored release's: the chart renders it differently each time, or once its objects exist
 	// (lookup).
@@ -162,11 +168,14 @@ type Row struct {
 	Agree *bool  `json:"agree,omitempty"`
 }
 
-// Who moved a field (Row.Moved).
+// Moved is who moved a field away from what the stored release applied (Row.Moved).
+type Moved string
+
+// Who moved a field.
 const (
-	MovedCluster = "cluster"
-	MovedChart   = "chart"
-	MovedBoth    = "both"
+	MovedCluster Moved = "cluster"
+	MovedChart   Moved = "chart"
+	MovedBoth    Moved = "both"
 )
 
 // Prune is an object of the release that the desired manifest no longer renders.

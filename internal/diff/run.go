@@ -34,14 +34,14 @@ type Input struct {
 	Engine string
 	// Apply overrides how the upgrade writes the objects (ApplyServerSide, ApplyClientSide;
 	// "": as the live objects' managedFields say Helm wrote them).
-	Apply string
+	Apply Apply
 	// ForceConflicts: the upgrade applies with --force-conflicts; ForceReplace: with --force
 	// (Helm 3) or --force-replace (Helm 4), replacing objects.
 	ForceConflicts, ForceReplace bool
 	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
 	Rules []flux.IgnoreRule
 	// Normalize is Server, Offline or Auto.
-	Normalize string
+	Normalize Mode
 	// Workers bounds the concurrent requests (default 8).
 	Workers int
 	// HelmRelease, when set (namespace/name), is the Flux HelmRelease the desired manifest was
@@ -61,7 +61,8 @@ type Input struct {
 	// CRDs are the CRDs of the chart's crds/ directory (a manifest), measured beside Desired
 	// with CRDPolicy's predictions (CRDsHelmInstall, CRDsHelmUpgrade, or helm-controller's
 	// CRDsCreate, CRDsCreateReplace, CRDsSkip).
-	CRDs, CRDPolicy string
+	CRDs      string
+	CRDPolicy CRDPolicy
 	// Rendered: Desired is a new render (diff upgrade, diff helmrelease), not the stored
 	// manifest: each row says who moved, the cluster or the chart.
 	Rendered bool

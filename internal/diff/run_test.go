@@ -171,12 +171,12 @@ func TestRunWhoMoved(t *testing.T) {
 		want                    string // moved, and "render-dependent"
 		drift, changes          int
 	}{
-		{name: "the cluster moved: drift", desired: cmApp, previous: cmApp, live: withMode("slow"), want: MovedCluster, drift: 1},
-		{name: "the chart moved: the upgrade brings it", desired: withMode("slow"), previous: cmApp, live: cmApp, want: MovedChart, changes: 1},
-		{name: "the chart moved with the same inputs: render-dependent", desired: withMode("slow"), previous: cmApp, live: cmApp, sameInputs: true, want: MovedChart + " render-dependent", changes: 1},
-		{name: "both moved", desired: withMode("slow"), previous: cmApp, live: withMode("by-hand"), want: MovedBoth, drift: 1},
-		{name: "a new object: the chart's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp, live: cmApp, want: MovedChart, changes: 1},
-		{name: "a deleted object: the cluster's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp + "\n---\n" + cmOther, live: cmApp, want: MovedCluster, drift: 1},
+		{name: "the cluster moved: drift", desired: cmApp, previous: cmApp, live: withMode("slow"), want: string(MovedCluster), drift: 1},
+		{name: "the chart moved: the upgrade brings it", desired: withMode("slow"), previous: cmApp, live: cmApp, want: string(MovedChart), changes: 1},
+		{name: "the chart moved with the same inputs: render-dependent", desired: withMode("slow"), previous: cmApp, live: cmApp, sameInputs: true, want: string(MovedChart) + " render-dependent", changes: 1},
+		{name: "both moved", desired: withMode("slow"), previous: cmApp, live: withMode("by-hand"), want: string(MovedBoth), drift: 1},
+		{name: "a new object: the chart's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp, live: cmApp, want: string(MovedChart), changes: 1},
+		{name: "a deleted object: the cluster's", desired: cmApp + "\n---\n" + cmOther, previous: cmApp + "\n---\n" + cmOther, live: cmApp, want: string(MovedCluster), drift: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := &difftest.Cluster{Objects: difftest.Objects(t, tc.live)}
@@ -188,7 +188,7 @@ func TestRunWhoMoved(t *testing.T) {
 			var got []string
 			for _, o := range rep.Objects {
 				for _, r := range o.Rows {
-					s := r.Moved
+					s := string(r.Moved)
 					if r.RenderDependent {
 						s += " render-dependent"
 					}
@@ -218,8 +218,9 @@ spec:
   scope: Namespaced`
 	edited := strings.Replace(crd, "[gdg]", "[gdg, edited]", 1)
 	for _, tc := range []struct {
-		policy, live, want string
-		revision           int
+		policy     CRDPolicy
+		live, want string
+		revision   int
 	}{
 		{CRDsHelmInstall, "", "yes: created (helm install, from crds/, before the templates)", 0},
 		{CRDsHelmUpgrade, edited, "no: helm upgrade leaves this CRD as it is (Helm never upgrades crds/)|cluster", 1},
@@ -247,7 +248,7 @@ spec:
 			for _, r := range o.Rows {
 				s := map[bool]string{true: "yes: ", false: "no: "}[r.Resolved] + r.Why
 				if tc.revision > 0 {
-					s += "|" + r.Moved
+					s += "|" + string(r.Moved)
 				}
 				got = append(got, s)
 				shortNames = shortNames || strings.HasPrefix(r.Path, "spec.names.shortNames")

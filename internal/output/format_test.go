@@ -22,7 +22,7 @@ func sample() *diff.Report {
 		Objects: []diff.Object{
 			{Object: "ConfigMap apps/web-extra", Missing: true, Normalize: "-", Compared: 1, Rows: []diff.Row{
 				{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created", Moved: diff.MovedChart}}},
-			{Object: "Deployment.apps apps/web", Normalize: diff.Server, Compared: 60,
+			{Object: "Deployment.apps apps/web", Normalize: string(diff.Server), Compared: 60,
 				Refusal: &diff.Refusal{Reason: "Invalid", Code: 422, Field: "spec.selector", Message: "spec.selector: field is immutable"}, Rows: []diff.Row{
 					{Class: compare.Differs, Path: "spec.replicas", Pointer: "/spec/replicas", Chart: int64(2), Cluster: int64(3), Why: "conflict with kubectl-patch: helm upgrade fails unless --force-conflicts", Managers: []string{"kubectl-patch"}, Moved: diff.MovedBoth},
 					{Class: compare.ClusterOnly, Path: "spec.template.metadata.annotations.old", Pointer: "/spec/template/metadata/annotations/old", Cluster: "1", PendingDeletion: true, Resolved: true, Why: "removes it (in the last release, not in the new render)", Moved: diff.MovedChart},

@@ -83,7 +83,7 @@ func writeTable(w io.Writer, r *diff.Report, colour bool) {
 		}
 	}
 	for _, o := range r.Objects {
-		if o.Normalize != r.Normalize && o.Normalize != diff.Server && o.Normalize != diff.Offline && o.Normalize != "-" {
+		if o.Normalize != string(r.Normalize) && o.Normalize != string(diff.Server) && o.Normalize != string(diff.Offline) && o.Normalize != "-" {
 			fmt.Fprintf(w, "note: %s: normalize %s\n", o.Object, o.Normalize)
 		}
 	}

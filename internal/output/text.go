@@ -85,7 +85,7 @@ func movedCell(r *diff.Report, d diff.Row, sep string) string {
 	if !r.Rendered {
 		return ""
 	}
-	return d.Moved + sep
+	return string(d.Moved) + sep
 }
 
 // renderDependent counts the rows the chart moved with the stored release's chart and values.
@@ -116,7 +116,7 @@ func unstableCounted(r *diff.Report) string {
 // usedOffline reports whether any object was normalised offline.
 func usedOffline(r *diff.Report) bool {
 	for _, o := range r.Objects {
-		if strings.HasPrefix(o.Normalize, diff.Offline) {
+		if strings.HasPrefix(o.Normalize, string(diff.Offline)) {
 			return true
 		}
 	}
@@ -204,7 +204,7 @@ func Annotation(r *diff.Report, d diff.Row) string {
 		s += ": " + chart + " " + cluster
 	}
 	if r.Rendered && d.Moved != "" {
-		s += " (moved by " + map[string]string{diff.MovedCluster: "the cluster", diff.MovedChart: "the chart", diff.MovedBoth: "both"}[d.Moved] + ")"
+		s += " (moved by " + map[diff.Moved]string{diff.MovedCluster: "the cluster", diff.MovedChart: "the chart", diff.MovedBoth: "both"}[d.Moved] + ")"
 	}
 	who := "upgrade"
 	if r.Next != nil {
