@@ -6,31 +6,22 @@ import (
 	"sync"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
-	"github.com/helm-drift/helm-drift/internal/flux"
 )
 
-// Measure is what every diff verb shares: how the cluster is compared.
+// Measure is what every diff verb shares: how the cluster is compared (diff.Options: the
+// ignore rules, the normalisation, the requests in flight, the views and suggestions kept; a run
+// over many releases keeps every report when Views or Suggest asks), and the progress of a run
+// over many.
 type Measure struct {
-	// Rules leave fields out (--ignore, --ignore-file).
-	Rules []flux.IgnoreRule
-	// Normalize is diff.Server, diff.Offline or diff.Auto.
-	Normalize diff.Mode
-	// Workers bounds the requests in flight.
-	Workers int
+	diff.Options
 	// Progress, when set, is told after each release of a run over many (RunAll) how many of
 	// the total are measured.
 	Progress func(done, total int)
-	// Views keeps each object's two sides for the line views (-o diff and the pull-request
-	// comment); a run over many releases then keeps every report (SummaryRow.Report).
-	Views bool
-	// Suggest asks each report for the ignore rules that stop drift correction fighting a
-	// controller (diff.Report.Suggested); a run over many releases then keeps every report.
-	Suggest bool
 }
 
-// input is the diff input of in's measurement options.
+// input is in with the measurement's options.
 func (m Measure) input(in diff.Input) diff.Input {
-	in.Rules, in.Normalize, in.Workers, in.Views, in.Suggest = m.Rules, m.Normalize, m.Workers, m.Views, m.Suggest
+	in.Options = m.Options
 	return in
 }
 

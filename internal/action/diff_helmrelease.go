@@ -333,10 +333,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		crds = diff.CRDPolicy(helmcontroller.CRDPolicy(hr, last))
 	}
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
-		Engine:      "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version,
-		Source:      src.String(),
-		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore,
-		Next: &next, Lookup: lookup,
+		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore, Next: &next,
 		Rendered: true, SameInputs: helmcontroller.SameInputs(hr, last, r),
 		Rerender: rerendered, CountUnstable: d.CountUnstable,
 		CRDs: chartCRDs(ch), CRDPolicy: crds,
@@ -351,6 +348,8 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	if err != nil {
 		return nil, err
 	}
+	rep.Engine = "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version
+	rep.Source, rep.Lookup = src.String(), lookup
 	return &Result{Report: rep}, nil
 }
 

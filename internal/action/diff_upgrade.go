@@ -156,13 +156,14 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 		crds = ""
 	}
 	rep, err := diff.Run(ctx, snap, d.input(diff.Input{Release: last.Name, Namespace: last.Namespace, Revision: last.Version,
-		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable, Engine: eng.String(),
+		Desired: r.Manifest, Previous: last.Manifest, Rerender: r.Again, CountUnstable: d.CountUnstable,
 		Rendered: true, SameInputs: !spec.Install && r.Inputs != "" && r.Inputs == inputs3(last.Chart, last.Config).digest(),
 		CRDs: crds, CRDPolicy: crdPolicy(spec.Install),
 		Apply: d.apply(), ForceConflicts: d.ForceConflicts, ForceReplace: d.Force, TakeOwnership: d.TakeOwnership}))
 	if err != nil {
 		return nil, err
 	}
+	rep.Engine = eng.String()
 	return &Result{Report: rep}, nil
 }
 

@@ -30,7 +30,7 @@ func IgnoreFromCluster(conn *Connection, hr transform.HelmReleaseRef) ([]flux.Ig
 		storage = hr.Namespace
 	}
 	release := flux.ReleaseName(hr.Name, hr.ReleaseName, hr.TargetNamespace)
-	d := &DiffRelease{Config: cfg, Namespace: storage, Measure: Measure{Normalize: diff.Offline, Workers: 8, Suggest: true}}
+	d := &DiffRelease{Config: cfg, Namespace: storage, Measure: Measure{Options: diff.Options{Normalize: diff.Offline, Workers: 8, Suggest: true}}}
 	rep, err := d.Run(ctx, release)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, []string{fmt.Sprintf("release %s/%s is not installed yet: no live objects to suggest rules from", storage, release)}, nil

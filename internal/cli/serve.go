@@ -90,7 +90,7 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Normalize: o.normalize, Workers: o.workers},
+	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
 		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: slog.New(slog.NewJSONHandler(errOut, nil))}
 	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(errOut, "helm-drift serve: %v\n", err)

@@ -60,7 +60,7 @@ func TestRunWillFail(t *testing.T) {
 		rendered bool
 		willFail int
 	}{{Auto, true, 1}, {Server, true, 1}, {Offline, true, 0}, {Auto, false, 0}} {
-		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: cmApp, Rendered: tc.rendered, Normalize: tc.mode})
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: cmApp, Rendered: tc.rendered, Options: Options{Normalize: tc.mode}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ spec:
 		willFail int
 	}{{"v2", 1}, {"v1", 0}} {
 		desired := strings.Replace(deploy(tc.gen), "image: nginx", "image: nginx:1.28", 1)
-		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: deploy("v1"), Rendered: true, Normalize: Offline})
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: desired, Previous: deploy("v1"), Rendered: true, Options: Options{Normalize: Offline}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestRunWillFailOfflineCustomResource(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := &difftest.Cluster{Objects: difftest.Objects(t, tc.live), Schemas: map[string]map[string]any{"Widget": schema}}
-			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: tc.desired, Previous: widget("5", "fast"), Rendered: true, Normalize: Offline})
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: tc.desired, Previous: widget("5", "fast"), Rendered: true, Options: Options{Normalize: Offline}})
 			if err != nil {
 				t.Fatal(err)
 			}

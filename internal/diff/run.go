@@ -17,8 +17,27 @@ import (
 	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
 )
 
-// Input is one measurement.
+// Options are how a measurement compares: the same for every release of a run.
+type Options struct {
+	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
+	Rules []flux.IgnoreRule
+	// Normalize is Server, Offline or Auto.
+	Normalize Mode
+	// Workers bounds the concurrent requests (default 8).
+	Workers int
+	// Views keeps each object's two sides (Object.View, Prune.View) for the line views
+	// (-o diff, the pull-request comment, an external diff program).
+	Views bool
+	// Suggest asks for the ignore rules that keep drift correction from fighting the
+	// controllers that own fields the chart states (Report.Suggested).
+	Suggest bool
+}
+
+// Input is one measurement: one release's manifests, and how to compare them. What only the
+// report carries (which SDK rendered, the chart's source, as whom lookup was answered) the
+// caller sets on the report.
 type Input struct {
+	Options
 	Release, Namespace string
 	Revision           int
 	// Desired is the manifest an upgrade would install (for "diff release", the stored one).
@@ -30,20 +49,12 @@ type Input struct {
 	Rerender string
 	// CountUnstable counts unstable rows as drift (by default they are reported, not counted).
 	CountUnstable bool
-	// Engine says which Helm SDK rendered Desired, and why ("" for a stored manifest).
-	Engine string
 	// Apply overrides how the upgrade writes the objects (ApplyServerSide, ApplyClientSide;
 	// "": as the live objects' managedFields say Helm wrote them).
 	Apply Apply
 	// ForceConflicts: the upgrade applies with --force-conflicts; ForceReplace: with --force
 	// (Helm 3) or --force-replace (Helm 4), replacing objects.
 	ForceConflicts, ForceReplace bool
-	// Rules are ignore rules in Flux's syntax (the managing HelmRelease's are added).
-	Rules []flux.IgnoreRule
-	// Normalize is Server, Offline or Auto.
-	Normalize Mode
-	// Workers bounds the concurrent requests (default 8).
-	Workers int
 	// HelmRelease, when set (namespace/name), is the Flux HelmRelease the desired manifest was
 	// rendered from, and HelmReleaseRules its spec.driftDetection.ignore: the managing
 	// HelmRelease is then not looked up from the live objects.
@@ -52,8 +63,6 @@ type Input struct {
 	// Next, when set, is what helm-controller's next reconcile will do: the rows then say
 	// whether that reconcile resolves them, rather than an upgrade to Desired.
 	Next *flux.Next
-	// Source says where the rendered chart came from ("" for none).
-	Source string
 	// TakeOwnership: the upgrade (or install) adopts objects that exist without this
 	// release's ownership metadata, as helm upgrade --take-ownership (and helm-controller by
 	// default) does; without it Helm refuses them.
@@ -69,15 +78,6 @@ type Input struct {
 	// SameInputs: the render's inputs (chart and values) equal the stored release's, so a row
 	// the chart moved is one the chart renders differently each time or once its objects exist.
 	SameInputs bool
-	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease of a
-	// HelmRelease with a service account; nil otherwise).
-	Lookup *Lookup
-	// Views keeps each object's two sides (Object.View, Prune.View) for the line views
-	// (-o diff, the pull-request comment, an external diff program).
-	Views bool
-	// Suggest asks for the ignore rules that keep drift correction from fighting the
-	// controllers that own fields the chart states (Report.Suggested).
-	Suggest bool
 }
 
 // Cluster is what a measurement reads of the cluster: kind scopes and metadata (the
@@ -208,7 +208,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 		t.live = m.lists[keyOf(t.ob, t.id)].byName[t.ob.Name]
 	}
 	rep := &Report{Release: in.Release, Namespace: in.Namespace, Revision: in.Revision, Normalize: in.Normalize, Rendered: in.Rendered,
-		Engine: in.Engine, Defaulting: defaulting.Emulate(cl.ServerVersion()), CountedUnstable: in.CountUnstable,
+		Defaulting: defaulting.Emulate(cl.ServerVersion()), CountedUnstable: in.CountUnstable,
 		Apply: ApplyClientSide, Counts: map[compare.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
 	var lives []map[string]any
 	for _, t := range targets {
@@ -223,7 +223,7 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			return nil, err
 		}
 	}
-	rep.Source, rep.Next, rep.Lookup = in.Source, in.Next, in.Lookup
+	rep.Next = in.Next
 	rep.HelmRelease = hrName
 	m.rules = append(append([]flux.IgnoreRule{}, in.Rules...), hrRules...)
 

@@ -128,8 +128,7 @@ func TestRun(t *testing.T) {
 			if previous == "" {
 				previous = tc.desired
 			}
-			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1,
-				Desired: tc.desired, Previous: previous, Normalize: Offline, Workers: 2})
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: tc.desired, Previous: previous, Options: Options{Normalize: Offline, Workers: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +150,7 @@ func TestRun(t *testing.T) {
 // TestRunClasses counts by class what the rows say.
 func TestRunClasses(t *testing.T) {
 	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Replace(cmApp, "mode: fast", "mode: slow", 1)+"\n  extra: x")}
-	rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: cmApp, Previous: cmApp, Normalize: Offline})
+	rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: cmApp, Previous: cmApp, Options: Options{Normalize: Offline}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +179,7 @@ func TestRunWhoMoved(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := &difftest.Cluster{Objects: difftest.Objects(t, tc.live)}
-			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: tc.desired, Previous: tc.previous,
-				Rendered: true, SameInputs: tc.sameInputs, Normalize: Offline})
+			rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: tc.desired, Previous: tc.previous, Rendered: true, SameInputs: tc.sameInputs, Options: Options{Normalize: Offline}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,8 +232,7 @@ spec:
 		if tc.live != "" {
 			cl.Objects = append(cl.Objects, difftest.Objects(t, tc.live)...)
 		}
-		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: tc.revision, Desired: cmApp, Previous: cmApp,
-			CRDs: crd, CRDPolicy: tc.policy, Rendered: true, Normalize: Offline})
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Revision: tc.revision, Desired: cmApp, Previous: cmApp, CRDs: crd, CRDPolicy: tc.policy, Rendered: true, Options: Options{Normalize: Offline}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +296,7 @@ func TestKeepChangedOnly(t *testing.T) {
 
 	// Measured the same either way.
 	cl := &difftest.Cluster{Objects: difftest.Objects(t, stored)}
-	rep, err := Run(context.Background(), cl, Input{Release: "r", Namespace: "apps", Revision: 1, Desired: desired, Previous: stored, Rendered: true, Normalize: Offline})
+	rep, err := Run(context.Background(), cl, Input{Release: "r", Namespace: "apps", Revision: 1, Desired: desired, Previous: stored, Rendered: true, Options: Options{Normalize: Offline}})
 	if err != nil {
 		t.Fatal(err)
 	}

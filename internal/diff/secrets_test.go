@@ -32,8 +32,7 @@ data:
   password: bGl2ZS1wYXNzd29yZA==`
 	for name, forbidden := range map[string]bool{"measured": false, "forbidden": true} {
 		cl := &difftest.Cluster{Objects: difftest.Objects(t, live), Forbidden: map[string]bool{"Secret": forbidden}}
-		rep, err := diff.Run(context.Background(), cl, diff.Input{Release: "web", Namespace: "apps", Revision: 1,
-			Desired: chart, Previous: chart, Normalize: diff.Offline, Workers: 2, Views: true})
+		rep, err := diff.Run(context.Background(), cl, diff.Input{Release: "web", Namespace: "apps", Revision: 1, Desired: chart, Previous: chart, Options: diff.Options{Normalize: diff.Offline, Workers: 2, Views: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

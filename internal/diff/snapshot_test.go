@@ -31,8 +31,7 @@ func TestSnapshot(t *testing.T) {
 		before[i] = runtime.DeepCopyJSON(o)
 	}
 	input := func(i int) Input {
-		return Input{Release: fmt.Sprintf("r-%d", i), Namespace: "apps", Revision: 1, Desired: desired[i],
-			Previous: strings.Replace(desired[i], "level: info", "level: debug", 1), Rendered: true, Normalize: Offline, Workers: 2}
+		return Input{Release: fmt.Sprintf("r-%d", i), Namespace: "apps", Revision: 1, Desired: desired[i], Previous: strings.Replace(desired[i], "level: info", "level: debug", 1), Rendered: true, Options: Options{Normalize: Offline, Workers: 2}}
 	}
 	alone := make([][]string, releases)
 	for i := range releases {
@@ -140,8 +139,7 @@ spec:
 	snap := NewSnapshot(cl)
 	ctx := context.Background()
 	desired := widget + "\n---\n" + cm
-	rep, err := Run(ctx, snap, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: desired, CRDs: crd,
-		CRDPolicy: CRDsHelmUpgrade, Rendered: true, Normalize: Offline, Workers: 2})
+	rep, err := Run(ctx, snap, Input{Release: "web", Namespace: "apps", Revision: 1, Desired: desired, CRDs: crd, CRDPolicy: CRDsHelmUpgrade, Rendered: true, Options: Options{Normalize: Offline, Workers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

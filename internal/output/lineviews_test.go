@@ -149,8 +149,7 @@ func matrix(t *testing.T) *diff.Report {
 	t.Helper()
 	legacy := "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy\n  namespace: apps\ndata:\n  old: \"yes\""
 	cl := &difftest.Cluster{Objects: difftest.Objects(t, live)}
-	rep, err := diff.Run(context.Background(), cl, diff.Input{Release: "web", Namespace: "apps", Revision: 3,
-		Desired: desired, Previous: desired + legacy, Normalize: diff.Server, Views: true})
+	rep, err := diff.Run(context.Background(), cl, diff.Input{Release: "web", Namespace: "apps", Revision: 3, Desired: desired, Previous: desired + legacy, Options: diff.Options{Normalize: diff.Server, Views: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
