@@ -41,21 +41,11 @@ func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 		return nil, err
 	}
 	r := spec.Registry
-	opts := []registry.ClientOption{registry.ClientOptEnableCache(true), registry.ClientOptWriter(spec.Log),
-		registry.ClientOptCredentialsFile(settings.RegistryConfig), registry.ClientOptBasicAuth(r.Username, r.Password)}
-	if r.PlainHTTP {
-		opts = append(opts, registry.ClientOptPlainHTTP())
-	}
-	hc, err := r.HTTPClient()
+	rc, err := registryClient(r, spec.Log, settings.RegistryConfig, registryCtors[registry.ClientOption, *registry.Client]{
+		registry.ClientOptEnableCache, registry.ClientOptWriter, registry.ClientOptCredentialsFile, registry.ClientOptBasicAuth,
+		registry.ClientOptPlainHTTP, registry.ClientOptHTTPClient, registry.NewClient})
 	if err != nil {
-		return nil, &InputError{err}
-	}
-	if hc != nil {
-		opts = append(opts, registry.ClientOptHTTPClient(hc))
-	}
-	rc, err := registry.NewClient(opts...)
-	if err != nil {
-		return nil, &InputError{err}
+		return nil, err
 	}
 	cfg.RegistryClient = rc
 	if !spec.Install {

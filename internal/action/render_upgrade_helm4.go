@@ -43,21 +43,11 @@ func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
 	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
 	settings.SetNamespace(spec.Namespace)
 	r := spec.Registry
-	opts := []registry4.ClientOption{registry4.ClientOptEnableCache(true), registry4.ClientOptWriter(spec.Log),
-		registry4.ClientOptCredentialsFile(settings.RegistryConfig), registry4.ClientOptBasicAuth(r.Username, r.Password)}
-	if r.PlainHTTP {
-		opts = append(opts, registry4.ClientOptPlainHTTP())
-	}
-	hc, err := r.HTTPClient()
+	rc, err := registryClient(r, spec.Log, settings.RegistryConfig, registryCtors[registry4.ClientOption, *registry4.Client]{
+		registry4.ClientOptEnableCache, registry4.ClientOptWriter, registry4.ClientOptCredentialsFile, registry4.ClientOptBasicAuth,
+		registry4.ClientOptPlainHTTP, registry4.ClientOptHTTPClient, registry4.NewClient})
 	if err != nil {
-		return nil, &InputError{err}
-	}
-	if hc != nil {
-		opts = append(opts, registry4.ClientOptHTTPClient(hc))
-	}
-	rc, err := registry4.NewClient(opts...)
-	if err != nil {
-		return nil, &InputError{err}
+		return nil, err
 	}
 	cfg.RegistryClient = rc
 	if !spec.Install {
