@@ -110,7 +110,6 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	last, err := helmaction.NewGet(cfg).Run(name)
 	choosing.Wait()
 	spec := d.Spec
-	spec.reads = reads
 	var eng Engine
 	switch {
 	case err != nil && d.Install && errors.Is(err, driver.ErrReleaseNotFound):
@@ -133,13 +132,12 @@ func (d *DiffUpgrade) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// tpl may be given the values the release was last installed with (--reuse-values).
-	spec.previous = last.Config
-	r, err := d.Config.RenderUpgrade(ctx, eng.Name, spec)
+	// tpl may be given the values the release was last installed with (--reuse-values); the
+	// decoded records (a chart each) are held for the render only, not through the measurement.
+	r, err := d.Config.renderUpgradeOf(ctx, eng.Name, spec, stored{previous: last.Config, reads: reads})
 	if err != nil {
 		return nil, err
 	}
-	spec.reads = nil // the decoded records (a chart each) are not held through the measurement
 	if !spec.Install {
 		if err := d.Config.upgradable(r.Manifest, last.Manifest); err != nil {
 			return nil, &InputError{fmt.Errorf("rendering the upgrade of %s/%s: %w", ns, name, err)}

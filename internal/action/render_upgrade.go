@@ -51,13 +51,6 @@ type UpgradeSpec struct {
 	Kubeconfig, KubeContext string
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
-
-	// previous are the values the release was last installed or upgraded with: texts tpl may
-	// be given (--reuse-values).
-	previous map[string]any
-	// reads answers the renders' reads of the release's storage (DiffUpgrade.Run shares
-	// them with its own); nil: the storage does.
-	reads *releaseReads
 }
 
 // upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
@@ -101,11 +94,26 @@ type Render struct {
 // ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
 // upgrade would: what differs between the two renders is unstable.
 func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (*Render, error) {
+	return c.renderUpgradeOf(ctx, engine, spec, stored{})
+}
+
+// stored is what a render of an upgrade may take from the release it upgrades.
+type stored struct {
+	// previous are the values the release was last installed or upgraded with: texts tpl may
+	// be given (--reuse-values).
+	previous map[string]any
+	// reads answers the renders' reads of the release's storage (DiffUpgrade.Run shares them
+	// with its own); nil: the storage does.
+	reads *releaseReads
+}
+
+// renderUpgradeOf is RenderUpgrade of a release whose stored records st holds.
+func (c *Configuration) renderUpgradeOf(ctx context.Context, engine string, spec UpgradeSpec, st stored) (*Render, error) {
 	newSDK := func() (upgradeSDK, error) {
 		if engine == "helm4" {
-			return c.upgrade4(spec)
+			return c.upgrade4(spec, st)
 		}
-		return c.upgrade3(spec)
+		return c.upgrade3(spec, st)
 	}
 	sdk, err := newSDK()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 // upgrade3 is the Helm 3 SDK's side.
 type upgrade3 struct {
 	spec     UpgradeSpec
+	stored   stored
 	settings *helmcli.EnvSettings
 	cfg      *helmaction.Configuration
 	up       *helmaction.Upgrade
@@ -32,11 +33,11 @@ type upgrade3 struct {
 }
 
 // upgrade3 makes the Helm 3 SDK's side.
-func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
+func (c *Configuration) upgrade3(spec UpgradeSpec, st stored) (*upgrade3, error) {
 	settings := helmcli.New()
 	settings.KubeConfig, settings.KubeContext = spec.Kubeconfig, spec.KubeContext
 	settings.SetNamespace(spec.Namespace)
-	cfg, err := c.helm3(spec.Namespace, spec.reads)
+	cfg, err := c.helm3(spec.Namespace, st.reads)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func (c *Configuration) upgrade3(spec UpgradeSpec) (*upgrade3, error) {
 	up.CaFile, up.CertFile, up.KeyFile, up.Username, up.Password = r.CAFile, r.CertFile, r.KeyFile, r.Username, r.Password
 	up.Verify, up.Keyring = spec.Verify, spec.Keyring
 	up.PostRenderer = spec.PostRenderer
-	return &upgrade3{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
+	return &upgrade3{spec: spec, stored: st, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
 }
 
 func (u *upgrade3) locate(ref string) (string, error) {
@@ -103,7 +104,7 @@ func (u *upgrade3) variance() (varying.Analysis, bool) {
 		return varying.Analysis{}, false
 	}
 	templates, texts := chartTree3(u.ch)
-	return analyze(templates, texts, vals, u.spec.previous), true
+	return analyze(templates, texts, vals, u.stored.previous), true
 }
 
 func (u *upgrade3) keep(names map[string]bool) { keep3(u.ch, names) }
@@ -137,7 +138,7 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 			if vals, err = u.spec.Values.MergeValues(getter.All(u.settings)); err != nil {
 				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
-			cfg, cerr := u.conf.helm3(u.spec.Namespace, u.spec.reads)
+			cfg, cerr := u.conf.helm3(u.spec.Namespace, u.stored.reads)
 			if cerr != nil {
 				return "", renderInputs{}, cerr
 			}

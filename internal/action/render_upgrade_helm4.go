@@ -23,6 +23,7 @@ import (
 // upgrade4 is the Helm 4 SDK's side, as "helm upgrade" of the Helm 4 CLI renders.
 type upgrade4 struct {
 	spec     UpgradeSpec
+	stored   stored
 	settings *helmcli4.EnvSettings
 	cfg      *action4.Configuration
 	up       *action4.Upgrade
@@ -34,8 +35,8 @@ type upgrade4 struct {
 }
 
 // upgrade4 makes the Helm 4 SDK's side.
-func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
-	cfg, err := c.helm4(spec.Namespace, spec.reads)
+func (c *Configuration) upgrade4(spec UpgradeSpec, st stored) (*upgrade4, error) {
+	cfg, err := c.helm4(spec.Namespace, st.reads)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (c *Configuration) upgrade4(spec UpgradeSpec) (*upgrade4, error) {
 	if spec.PostRenderer != nil {
 		up.PostRenderer = spec.PostRenderer
 	}
-	return &upgrade4{spec: spec, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
+	return &upgrade4{spec: spec, stored: st, settings: settings, cfg: cfg, up: up, rc: rc, conf: c}, nil
 }
 
 func (u *upgrade4) locate(ref string) (string, error) {
@@ -116,7 +117,7 @@ func (u *upgrade4) variance() (varying.Analysis, bool) {
 		return varying.Analysis{}, false
 	}
 	templates, texts := chartTree4(ch)
-	return analyze(templates, texts, vals, u.spec.previous), true
+	return analyze(templates, texts, vals, u.stored.previous), true
 }
 
 func (u *upgrade4) keep(names map[string]bool) {
@@ -153,7 +154,7 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 			if vals, err = vo.MergeValues(getter4.All(u.settings)); err != nil {
 				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}
 			}
-			cfg, cerr := u.conf.helm4(u.spec.Namespace, u.spec.reads)
+			cfg, cerr := u.conf.helm4(u.spec.Namespace, u.stored.reads)
 			if cerr != nil {
 				return "", renderInputs{}, cerr
 			}
