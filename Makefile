@@ -100,6 +100,7 @@ bench:
 	bash scripts/tools.sh kustomize helm-diff >/dev/null
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestOwnersCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
+	$(GO) test -v -run '^TestLineViewCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestDiffCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestUpgradeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare -runs 5
 	$(GO) test -v -run '^TestUpgradeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare -runs 5 \

@@ -3,16 +3,17 @@ package output
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/go-openapi/jsonpointer"
-	"github.com/pmezard/go-difflib/difflib"
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/linediff"
 )
 
 // Options shape the unified diff.
@@ -129,6 +130,8 @@ type unified struct {
 	live, chart string // the two sides' names in the "---" and "+++" lines
 	hunks       []hunk
 	ranges      [][4]int // each hunk's live lines [0,1) and chart lines [2,3), 0-based
+	// liveYAML and chartYAML are the two sides as printed, for lineIndex.
+	liveYAML, chartYAML []byte
 }
 
 type hunk struct {
@@ -197,7 +200,7 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 	if err != nil {
 		return nil, err
 	}
-	liveLines, chartLines := d.lineIndex(o.View)
+	liveLines, chartLines := d.lineIndex()
 	for _, row := range o.Rows {
 		text := Annotation(r, row)
 		at, ok := -1, false
@@ -241,27 +244,22 @@ func classes(rows []diff.Row) string {
 
 // sides diffs a view's two sides as YAML.
 func sides(title string, v *compare.View, context int) (*unified, error) {
-	live, err := yamlLines(v.Live)
+	liveYAML, live, err := yamlLines(v.Live)
 	if err != nil {
 		return nil, err
 	}
-	chart, err := yamlLines(v.Chart)
+	chartYAML, chart, err := yamlLines(v.Chart)
 	if err != nil {
 		return nil, err
 	}
-	d := &unified{title: title, live: "live", chart: "chart"}
+	d := &unified{title: title, live: "live", chart: "chart", liveYAML: liveYAML, chartYAML: chartYAML}
 	if v.Live == nil {
 		d.live = "/dev/null"
 	}
 	if v.Chart == nil {
 		d.chart = "/dev/null"
 	}
-	n := context
-	if n < 0 {
-		n = max(len(live), len(chart))
-	}
-	m := difflib.NewMatcherWithJunk(live, chart, false, nil)
-	for _, group := range m.GetGroupedOpCodes(n) {
+	for _, group := range linediff.Group(linediff.Diff(live, chart), context) {
 		first, last := group[0], group[len(group)-1]
 		h := hunk{header: "@@ -" + unifiedRange(first.I1, last.I2) + " +" + unifiedRange(first.J1, last.J2) + " @@"}
 		for _, c := range group {
@@ -300,32 +298,33 @@ func unifiedRange(start, stop int) string {
 	return strconv.Itoa(beginning) + "," + strconv.Itoa(length)
 }
 
-// yamlLines is an object as YAML (keys sorted, as kubectl prints it), line by line; none for
-// a nil object.
-func yamlLines(obj map[string]any) ([]string, error) {
+// yamlLines is an object as YAML (keys sorted, as kubectl prints it), whole and line by
+// line; none for a nil object.
+func yamlLines(obj map[string]any) ([]byte, []string, error) {
 	if obj == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := sigsyaml.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
+	return b, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
 }
 
 // lineIndex returns, for each side, the function that finds the (0-based) line at which the
 // field a pointer names begins in that side's YAML (-1 when it is not there).
-func (d *unified) lineIndex(v *compare.View) (live, chart func(string) int) {
-	return pointerLines(v.Live), pointerLines(v.Chart)
+// The YAML is the sides' own text, parsed once; each mapping's keys are indexed on first use,
+// so that a lookup costs the pointer's length, not the size of the mappings it crosses.
+func (d *unified) lineIndex() (live, chart func(string) int) {
+	return pointerLines(d.liveYAML), pointerLines(d.chartYAML)
 }
 
-func pointerLines(obj map[string]any) func(string) int {
+func pointerLines(text []byte) func(string) int {
 	var root yaml.Node
-	if obj != nil {
-		if b, err := sigsyaml.Marshal(obj); err == nil {
-			yaml.Unmarshal(b, &root)
-		}
+	if text != nil {
+		yaml.Unmarshal(text, &root)
 	}
+	keys := map[*yaml.Node]map[string]int{}
 	return func(ptr string) int {
 		n := &root
 		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
@@ -336,16 +335,21 @@ func pointerLines(obj map[string]any) func(string) int {
 			seg = jsonpointer.Unescape(seg)
 			switch n.Kind {
 			case yaml.MappingNode:
-				found := false
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == seg {
-						line, n, found = n.Content[i].Line-1, n.Content[i+1], true
-						break
+				index, ok := keys[n]
+				if !ok {
+					index = make(map[string]int, len(n.Content)/2)
+					for i := 0; i+1 < len(n.Content); i += 2 {
+						if _, dup := index[n.Content[i].Value]; !dup {
+							index[n.Content[i].Value] = i
+						}
 					}
+					keys[n] = index
 				}
+				i, found := index[seg]
 				if !found {
 					return -1
 				}
+				line, n = n.Content[i].Line-1, n.Content[i+1]
 			case yaml.SequenceNode:
 				i, err := strconv.Atoi(seg)
 				if err != nil || i < 0 || i >= len(n.Content) {
@@ -361,16 +365,16 @@ func pointerLines(obj map[string]any) func(string) int {
 	}
 }
 
-// hunkAt returns the hunk showing line at of the live side (live) or the chart's, -1 for none.
+// hunkAt returns the hunk showing line at of the live side (live) or the chart's, -1 for none:
+// the hunks are in order on both sides, so a binary search finds it.
 func (d *unified) hunkAt(at int, live bool) int {
-	for i, r := range d.ranges {
-		lo, hi := r[2], r[3]
-		if live {
-			lo, hi = r[0], r[1]
-		}
-		if at >= lo && at < hi {
-			return i
-		}
+	lo, hi := 2, 3
+	if live {
+		lo, hi = 0, 1
+	}
+	i := sort.Search(len(d.ranges), func(i int) bool { return d.ranges[i][hi] > at })
+	if i < len(d.ranges) && at >= d.ranges[i][lo] {
+		return i
 	}
 	return -1
 }
