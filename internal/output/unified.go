@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-openapi/jsonpointer"
 	yaml "go.yaml.in/yaml/v3"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
@@ -304,7 +303,7 @@ func yamlLines(obj map[string]any) ([]byte, []string, error) {
 	if obj == nil {
 		return nil, nil, nil
 	}
-	b, err := sigsyaml.Marshal(obj)
+	b, err := marshalYAML(obj)
 	if err != nil {
 		return nil, nil, err
 	}
