@@ -449,3 +449,54 @@ func TestWriteDiffSummary(t *testing.T) {
 	}
 	noSecret(t, out)
 }
+
+// TestWriteDiffOneProperty: a CRD schema of two thousand sibling properties of one shape, one
+// property's type changed in the cluster: -o diff shows that property's one line as removed and
+// added with its context and nothing else, led by its row's verdict.
+func TestWriteDiffOneProperty(t *testing.T) {
+	crd := func(changed string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  conversion: {strategy: None}\n  group: example.com\n  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n")
+		for i := range 2000 {
+			typ := "string"
+			if i == 1234 {
+				typ = changed
+			}
+			fmt.Fprintf(&b, "          field%04d:\n            description: a field\n            type: %s\n", i, typ)
+		}
+		return b.String()
+	}
+	cl := &difftest.Cluster{Objects: difftest.Objects(t, crd("integer"))}
+	rep, err := diff.Run(context.Background(), cl, diff.Input{Release: "web", Namespace: "apps", Revision: 1,
+		Desired: crd("string"), Previous: crd("string"), Options: diff.Options{Normalize: diff.Offline, Views: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteDiff(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, Options{Context: 3}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	var removed, added, hunks []string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			hunks = append(hunks, l)
+		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+			removed = append(removed, l)
+		case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+			added = append(added, l)
+		}
+	}
+	if len(hunks) != 1 || len(removed) != 1 || len(added) != 1 ||
+		!strings.Contains(removed[0], "type: integer") || !strings.Contains(added[0], "type: string") {
+		t.Fatalf("want one hunk replacing the one line; hunks %q, removed %q, added %q:\n%s", hunks, removed, added, out)
+	}
+	verdict := strings.Index(out, "# DIFFERS spec.versions[0].schema.openAPIV3Schema.properties.field1234.type")
+	if verdict < 0 || verdict > strings.Index(out, hunks[0]) {
+		t.Errorf("the row's verdict does not lead the hunk:\n%s", out)
+	}
+	if n := strings.Count(out, "\n "); n != 6 {
+		t.Errorf("%d context lines, want 3 on each side:\n%s", n, out)
+	}
+}
