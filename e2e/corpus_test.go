@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"os"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/output"
 
@@ -43,7 +46,7 @@ func (c *corpusTable) set(row, col, cell string) {
 	c.rows[row][col] = cell
 }
 
-var corpusColumns = []string{"release offline", "release server", "upgrade offline", "upgrade server", "mutation"}
+var corpusColumns = []string{"release offline", "release server", "upgrade offline", "upgrade server", "mutation", "CRDs edited"}
 
 func (c *corpusTable) String() string {
 	var b strings.Builder
@@ -151,6 +154,9 @@ func corpusOne(t *testing.T, dir string, c testenv.CorpusChart, helmName string,
 		table.set(row, "mutation", fmt.Sprintf("%d DIFFERS", len(found)))
 	}
 	corpusViews(t, helmName, c.Release, ns, key)
+	if helmName == "helm4" {
+		corpusCRDs(t, h, helmName, c.Release, chart, ns, c.Args, key, table, row)
+	}
 }
 
 // corpusViews checks the line views of a corpus release whose label key was edited: -o diff
@@ -298,4 +304,128 @@ func uninstallAndWait(t *testing.T, h *helmCLI, release, ns string) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
+}
+
+// crdGVR is the resource of CustomResourceDefinitions.
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// corpusCRDs edits, in the cluster, every description of every CRD a corpus release installed
+// (from the chart's crds/ and from its manifest): thousands of changed lines in CRDs of tens of
+// thousands. diff upgrade then reports exactly those fields; -o diff prints them (the line view
+// stays near-linear on schemas this size); -o github stays within GitHub's comment limit and,
+// when the diff is longer than that, says what it left out. The label the mutation above
+// edited is still edited. The CRDs are put back afterwards.
+func corpusCRDs(t *testing.T, h *helmCLI, helmName, release, chart, ns string, args []string, label string, table *corpusTable, row string) {
+	t.Helper()
+	names := map[string]bool{}
+	files, _ := filepath.Glob(filepath.Join(chart, "crds", "*.y*ml"))
+	sub, _ := filepath.Glob(filepath.Join(chart, "charts", "*", "crds", "*.y*ml"))
+	for _, f := range append(files, sub...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(data), "\n---") {
+			var u struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if sigsyaml.Unmarshal([]byte(doc), &u) == nil && u.Kind == "CustomResourceDefinition" {
+				names[u.Metadata.Name] = true
+			}
+		}
+	}
+	for _, u := range releaseObjects(t, h, release, ns) {
+		if u.GetKind() == "CustomResourceDefinition" {
+			names[u.GetName()] = true
+		}
+	}
+	if len(names) == 0 {
+		table.set(row, "CRDs edited", "no CRDs")
+		return
+	}
+	ctx := context.Background()
+	crds := cluster.Dynamic.Resource(crdGVR)
+	edited := 0
+	for name := range names {
+		live, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: CRD %s: %v", helmName, name, err)
+		}
+		original, _, _ := unstructured.NestedFieldCopy(live.Object, "spec")
+		// Put back when this check ends, before the release is uninstalled and the next run
+		// installs the same CRDs.
+		defer func() {
+			cur, err := crds.Get(context.Background(), name, metav1.GetOptions{})
+			if err == nil {
+				_ = unstructured.SetNestedField(cur.Object, original, "spec")
+				_, err = crds.Update(context.Background(), cur, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Errorf("%s: putting CRD %s back: %v", helmName, name, err)
+			}
+		}()
+		n := rewordDescriptions(live.Object["spec"])
+		if n == 0 {
+			continue
+		}
+		if _, err := crds.Update(ctx, live, metav1.UpdateOptions{FieldManager: "corpus-crd-edit"}); err != nil {
+			t.Fatalf("%s: CRD %s: %v", helmName, name, err)
+		}
+		edited += n
+	}
+	table.set(row, "CRDs edited", fmt.Sprintf("%d descriptions in %d CRDs", edited, len(names)))
+	upgrade := append([]string{"upgrade", release, chart, "-n", ns, "--normalize", "offline"}, args...)
+	rep, out, code := zooDiff(t, upgrade...)
+	rows, other := 0, []string(nil)
+	for _, o := range rep.Objects {
+		for _, d := range o.Rows {
+			switch {
+			case d.Class == "DIFFERS" && strings.HasSuffix(d.Path, ".description"):
+				rows++
+			case d.Path == "metadata.labels."+label:
+			default:
+				other = append(other, o.Object+" "+d.Class+" "+d.Path)
+			}
+		}
+	}
+	if code != 2 || rows != edited || len(other) > 0 {
+		t.Errorf("%s: %d CRD descriptions edited: diff upgrade exit %d, %d description rows, other rows %v\n%.3000s", helmName, edited, code, rows, other, out)
+	}
+	view := append([]string{"diff"}, upgrade...)
+	view = append(view, "--kubeconfig", cluster.Kubeconfig)
+	lines, errOut, code := helmDrift("", append(view, "-o", "diff")...)
+	// "(edited" once per description at least: YAML folds a long one where the words allow.
+	if code != 2 || strings.Count(lines, "(edited") < edited {
+		t.Errorf("%s: -o diff: exit %d, %d edited descriptions shown, want %d:\n%.2000s%s", helmName, code, strings.Count(lines, "(edited"), edited, lines, errOut)
+	}
+	comment, errOut, code := helmDrift("", append(view, "-o", "github")...)
+	truncated := strings.Contains(comment, "**Truncated:**")
+	if code != 2 || len(comment) > output.GitHub.Limit || len(lines) > output.GitHub.Limit && !truncated {
+		t.Errorf("%s: -o github of a %d-character diff: exit %d, %d characters (limit %d), truncation note %v\n%s", helmName, len(lines), code, len(comment), output.GitHub.Limit, truncated, errOut)
+	}
+}
+
+// rewordDescriptions prefixes every description string under v with "(edited out of band) "
+// and returns how many it changed.
+func rewordDescriptions(v any) int {
+	n := 0
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if s, ok := e.(string); ok && k == "description" {
+				t[k] = "(edited out of band) " + s
+				n++
+				continue
+			}
+			n += rewordDescriptions(e)
+		}
+	case []any:
+		for _, e := range t {
+			n += rewordDescriptions(e)
+		}
+	}
+	return n
 }
