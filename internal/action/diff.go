@@ -17,6 +17,11 @@ type Measure struct {
 	// Progress, when set, is told after each release of a run over many (RunAll) how many of
 	// the total are measured.
 	Progress func(done, total int)
+	// Each, when set, is given each row of a run over many in the summary's order, as soon as
+	// it and every row before it are measured (one call at a time); the summary then keeps
+	// the row without its Report, so that a run over many releases does not hold every
+	// report until the last is measured.
+	Each func(row diff.SummaryRow)
 }
 
 // input is in with the measurement's options.
@@ -43,10 +48,25 @@ type Summary struct {
 func summaries(n int, m Measure, measure func(i int) (*diff.Report, diff.SummaryRow, string, error)) *Summary {
 	s := &Summary{Rows: make([]diff.SummaryRow, n)}
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		done int
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		done  int
+		ready = make([]bool, n)
+		next  int // the first row not yet given to m.Each
 	)
+	// hand gives m.Each the rows measured so far that nothing before them still waits for.
+	hand := func(i int) {
+		if m.Each == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ready[i] = true
+		for ; next < n && ready[next]; next++ {
+			m.Each(s.Rows[next])
+			s.Rows[next].Report = nil
+		}
+	}
 	progress := m.Progress
 	if progress != nil {
 		progress(0, n)
@@ -68,8 +88,10 @@ func summaries(n int, m Measure, measure func(i int) (*diff.Report, diff.Summary
 			if err != nil {
 				failed.Error = err.Error()
 				s.Rows[i] = failed
+				hand(i)
 				return
 			}
+			defer hand(i)
 			s.Rows[i] = diff.Summarise(rep)
 			if m.Views || m.Suggest {
 				s.Rows[i].Report = rep

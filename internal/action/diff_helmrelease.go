@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -200,6 +201,9 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 		return nil, err
 	}
 	shared := &sharedReads{}
+	// The summary's order, from the start: Measure.Each is given the rows in it.
+	targets = slices.Clone(targets)
+	sort.SliceStable(targets, func(i, j int) bool { return targets[i].name() < targets[j].name() })
 	s := summaries(len(targets), d.Measure, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
 		name := targets[i].name()
 		res, err := d.run(ctx, snap, shared, targets[i])

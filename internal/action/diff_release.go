@@ -60,6 +60,8 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 	if err != nil {
 		return nil, fmt.Errorf("listing releases: %w", err)
 	}
+	// The summary's order, from the start: Measure.Each is given the rows in it.
+	sort.Slice(rels, func(i, j int) bool { return rels[i].Namespace+"/"+rels[i].Name < rels[j].Namespace+"/"+rels[j].Name })
 	// One read of the cluster for the run: each kind's LIST in each namespace once, whatever
 	// the number of releases there.
 	snap, err := d.Config.Snapshot(ctx)

@@ -2,10 +2,13 @@ package action
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -70,5 +73,38 @@ current-context: up
 	}
 	if configs[2] != nil {
 		t.Errorf("a configuration for the missing context")
+	}
+}
+
+// TestSummariesEach: a run over many releases measured out of order gives Measure.Each every
+// row once, in the summary's order, and keeps no row's report afterwards.
+func TestSummariesEach(t *testing.T) {
+	const n = 40
+	var got []string
+	m := Measure{Options: diff.Options{Workers: 32, Views: true}, Each: func(row diff.SummaryRow) {
+		if row.Report == nil && row.Error == "" {
+			t.Errorf("row %s given without its report", row.Release)
+		}
+		got = append(got, row.Release)
+	}}
+	s := summaries(n, m, func(i int) (*diff.Report, diff.SummaryRow, string, error) {
+		time.Sleep(time.Duration((n-i)%7) * time.Millisecond) // later rows often finish first
+		name := fmt.Sprintf("r%02d", i)
+		if i%9 == 0 {
+			return nil, diff.SummaryRow{Release: name}, name, errors.New("unreachable")
+		}
+		return &diff.Report{Release: name}, diff.SummaryRow{}, name, nil
+	})
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("r%02d", i)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Each got %v, want %v", got, want)
+	}
+	for _, r := range s.Rows {
+		if r.Report != nil {
+			t.Errorf("row %s kept its report", r.Release)
+		}
 	}
 }

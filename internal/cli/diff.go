@@ -87,6 +87,26 @@ type diffCommon struct {
 	kube       kubeOptions
 	// stamp is when and against what the run measures (one cluster).
 	stamp diff.Stamp
+	// streamed: the run over many releases printed each release's diff as it was measured
+	// (stream); streamErr is the first error that printing met.
+	streamed  bool
+	streamErr error
+}
+
+// stream makes a run over many releases on one cluster print each release's -o diff as soon
+// as it and those before it are measured, rather than hold every report to the end.
+func (c *diffCommon) stream(out io.Writer) {
+	if !c.out.streams() {
+		return
+	}
+	c.streamed = true
+	first := true
+	c.measure.Each = func(row diff.SummaryRow) {
+		if c.streamErr == nil {
+			c.streamErr = output.WriteDiffBlock(out, row, first, false, c.out.options(out))
+		}
+		first = false
+	}
 }
 
 func (c *diffCommon) common() *diffCommon { return c }
@@ -372,7 +392,12 @@ func (c *diffCommon) writeSummary(s *action.Summary, err error, name func(diff.S
 	if s.Clusters == nil {
 		s.Clusters = []diff.ClusterRun{{Stamp: c.stamp}}
 	}
-	external, err := c.out.writeSummary(out, errOut, s.Rows, s.Clusters)
+	external, err := -1, c.streamErr
+	if c.streamed {
+		output.WriteDiffEnd(out, s.Clusters, c.out.options(out))
+	} else {
+		external, err = c.out.writeSummary(out, errOut, s.Rows, s.Clusters)
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError

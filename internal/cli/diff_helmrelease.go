@@ -103,6 +103,9 @@ func (d *diffHelmReleaseCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.R
 		return code
 	}
 	defer done()
+	if d.many() {
+		d.stream(out)
+	}
 	a := d.action(cfg, d.measure)
 	var err error
 	switch {

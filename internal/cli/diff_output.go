@@ -109,6 +109,13 @@ func (o *outputFlags) colour(out io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// streams reports whether a run over many releases prints each release's diff as soon as it
+// is measured: -o diff, with no external program (it diffs two whole trees) and no suggested
+// rules (they follow every report).
+func (o *outputFlags) streams() bool {
+	return o.format == outputDiff && o.externalDiff() == "" && o.suggest == ""
+}
+
 // options are the formats' options for out.
 func (o *outputFlags) options(out io.Writer) output.Options {
 	return output.Options{Context: o.lines, Colour: o.colour(out)}

@@ -74,6 +74,9 @@ func (d *diffReleaseCmd) run(ctx context.Context, fs *pflag.FlagSet, _ io.Reader
 		return code
 	}
 	defer done()
+	if d.many() {
+		d.stream(out)
+	}
 	r := &action.DiffRelease{Config: cfg, Measure: d.measure, Namespace: d.namespace}
 	if d.many() {
 		s, err := r.RunAll(ctx, d.allNamespaces)

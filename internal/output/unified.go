@@ -36,29 +36,41 @@ const (
 // line. A run over many releases (the rows keep their reports when the run kept views) is one
 // block per release; the footer, when and against what it was measured, comes once at the end.
 func WriteDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) error {
-	first := true
-	for _, row := range rows {
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		if row.Report == nil {
-			name := row.Namespace + "/" + row.Release
-			if row.HelmRelease != "" {
-				name = "HelmRelease " + row.HelmRelease
-			}
-			fmt.Fprintln(w, paint(opt, yellow, "# "+prefix(row.Context)+name+": could not measure: "+oneLine(row.Error)))
-			continue
-		}
-		if len(clusters) > 1 {
-			fmt.Fprintln(w, paint(opt, bold, "# context "+row.Context))
-		}
-		r := *row.Report
-		r.Stamp = diff.Stamp{} // the run's footer says it once
-		if err := writeReport(w, &r, opt); err != nil {
+	for i, row := range rows {
+		if err := WriteDiffBlock(w, row, i == 0, len(clusters) > 1, opt); err != nil {
 			return err
 		}
 	}
+	WriteDiffEnd(w, clusters, opt)
+	return nil
+}
+
+// WriteDiffBlock prints one release of a run over many as WriteDiff does (first: the run's
+// first block; contexts: the run measures several clusters), so that a run can print each
+// release as soon as it is measured and let its report go.
+func WriteDiffBlock(w io.Writer, row diff.SummaryRow, first, contexts bool, opt Options) error {
+	if !first {
+		fmt.Fprintln(w)
+	}
+	if row.Report == nil {
+		name := row.Namespace + "/" + row.Release
+		if row.HelmRelease != "" {
+			name = "HelmRelease " + row.HelmRelease
+		}
+		fmt.Fprintln(w, paint(opt, yellow, "# "+prefix(row.Context)+name+": could not measure: "+oneLine(row.Error)))
+		return nil
+	}
+	if contexts {
+		fmt.Fprintln(w, paint(opt, bold, "# context "+row.Context))
+	}
+	r := *row.Report
+	r.Stamp = diff.Stamp{} // the run's footer says it once
+	return writeReport(w, &r, opt)
+}
+
+// WriteDiffEnd prints what ends WriteDiff's output: the clusters that could not be measured,
+// and when and against what the run measured.
+func WriteDiffEnd(w io.Writer, clusters []diff.ClusterRun, opt Options) {
 	for _, c := range clusters {
 		if c.Error != "" {
 			fmt.Fprintln(w, paint(opt, yellow, "# context "+c.Context+": could not measure the cluster: "+oneLine(c.Error)))
@@ -67,7 +79,6 @@ func WriteDiff(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, 
 	if f := summaryFooter(clusters); f != "" {
 		fmt.Fprintln(w, f)
 	}
-	return nil
 }
 
 func prefix(context string) string {
