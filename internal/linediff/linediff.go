@@ -61,16 +61,8 @@ type differ struct {
 
 // diff matches a[alo:ahi] with b[blo:bhi].
 func (d *differ) diff(alo, ahi, blo, bhi int) {
-	// Equal lines at both ends match as they stand.
-	for alo < ahi && blo < bhi && d.a[alo] == d.b[blo] {
-		d.matches = append(d.matches, [2]int{alo, blo})
-		alo, blo = alo+1, blo+1
-	}
-	var tail [][2]int
-	for alo < ahi && blo < bhi && d.a[ahi-1] == d.b[bhi-1] {
-		ahi, bhi = ahi-1, bhi-1
-		tail = append(tail, [2]int{ahi, bhi})
-	}
+	alo, ahi, blo, bhi, tail := d.trim(alo, ahi, blo, bhi)
+	defer d.untrim(tail)
 	if alo < ahi && blo < bhi {
 		if anchors := d.anchors(alo, ahi, blo, bhi); len(anchors) > 0 {
 			i, j := alo, blo
@@ -84,6 +76,25 @@ func (d *differ) diff(alo, ahi, blo, bhi int) {
 			d.myers(alo, ahi, blo, bhi)
 		}
 	}
+}
+
+// trim matches the equal lines at both ends of a[alo:ahi] and b[blo:bhi]: those at the start
+// at once, those at the end returned (last first) for untrim to match after what lies between.
+func (d *differ) trim(alo, ahi, blo, bhi int) (int, int, int, int, [][2]int) {
+	for alo < ahi && blo < bhi && d.a[alo] == d.b[blo] {
+		d.matches = append(d.matches, [2]int{alo, blo})
+		alo, blo = alo+1, blo+1
+	}
+	var tail [][2]int
+	for alo < ahi && blo < bhi && d.a[ahi-1] == d.b[bhi-1] {
+		ahi, bhi = ahi-1, bhi-1
+		tail = append(tail, [2]int{ahi, bhi})
+	}
+	return alo, ahi, blo, bhi, tail
+}
+
+// untrim matches the lines trim left at the end, in order.
+func (d *differ) untrim(tail [][2]int) {
 	for k := len(tail) - 1; k >= 0; k-- {
 		d.matches = append(d.matches, tail[k])
 	}
@@ -145,23 +156,13 @@ func (d *differ) anchors(alo, ahi, blo, bhi int) [][2]int {
 // myers matches a[alo:ahi] with b[blo:bhi] along a shortest edit script: Myers' O(ND)
 // algorithm, dividing at the middle snake so that it needs linear space.
 func (d *differ) myers(alo, ahi, blo, bhi int) {
-	for alo < ahi && blo < bhi && d.a[alo] == d.b[blo] {
-		d.matches = append(d.matches, [2]int{alo, blo})
-		alo, blo = alo+1, blo+1
-	}
-	var tail [][2]int
-	for alo < ahi && blo < bhi && d.a[ahi-1] == d.b[bhi-1] {
-		ahi, bhi = ahi-1, bhi-1
-		tail = append(tail, [2]int{ahi, bhi})
-	}
+	alo, ahi, blo, bhi, tail := d.trim(alo, ahi, blo, bhi)
+	defer d.untrim(tail)
 	if alo < ahi && blo < bhi {
 		x, y, u, v := d.middleSnake(alo, ahi, blo, bhi)
 		if x == u && (x == alo && y == blo || x == ahi && y == bhi) {
 			// An empty snake at a corner divides nothing (not expected with both ends
 			// trimmed): the lines left are replaced.
-			for k := len(tail) - 1; k >= 0; k-- {
-				d.matches = append(d.matches, tail[k])
-			}
 			return
 		}
 		d.myers(alo, x, blo, y)
@@ -169,9 +170,6 @@ func (d *differ) myers(alo, ahi, blo, bhi int) {
 			d.matches = append(d.matches, [2]int{x, y})
 		}
 		d.myers(u, ahi, v, bhi)
-	}
-	for k := len(tail) - 1; k >= 0; k-- {
-		d.matches = append(d.matches, tail[k])
 	}
 }
 
