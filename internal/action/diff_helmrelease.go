@@ -213,7 +213,6 @@ func (d *DiffHelmRelease) RunAll(ctx context.Context, targets []HelmReleaseTarge
 		}
 		return rep, diff.SummaryRow{HelmRelease: name, Next: "?", Release: "?", Namespace: "?"}, "HelmRelease " + name, err
 	})
-	sort.Slice(s.Rows, func(i, j int) bool { return s.Rows[i].HelmRelease < s.Rows[j].HelmRelease })
 	return s, nil
 }
 

@@ -73,8 +73,5 @@ func (d *DiffRelease) RunAll(ctx context.Context, allNamespaces bool) (*Summary,
 		rep, err := d.measure(ctx, snap, rel)
 		return rep, diff.SummaryRow{Release: rel.Name, Namespace: rel.Namespace, Revision: rel.Version}, rel.Namespace + "/" + rel.Name, err
 	})
-	sort.Slice(s.Rows, func(i, j int) bool {
-		return s.Rows[i].Namespace+"/"+s.Rows[i].Release < s.Rows[j].Namespace+"/"+s.Rows[j].Release
-	})
 	return s, nil
 }

@@ -50,6 +50,8 @@ Classes, predictions, normalisation, output formats: ` + docsURL + `diff.md
 type diffVerb interface {
 	// common is what every verb shares.
 	common() *diffCommon
+	// usage is the verb's --help text before its flags.
+	usage() string
 	// bind registers the verb's flags, shared ones included, on fs.
 	bind(fs *pflag.FlagSet)
 	// validate checks the flags and positional arguments (fs.Args() without the verb).
@@ -61,17 +63,10 @@ type diffVerb interface {
 // diffVerbs are diff's verbs by name, each new and unparsed.
 func diffVerbs() map[string]diffVerb {
 	return map[string]diffVerb{
-		"upgrade":     newDiffUpgrade(),
+		"upgrade":     &diffUpgradeCmd{},
 		"release":     &diffReleaseCmd{},
 		"helmrelease": &diffHelmReleaseCmd{},
 	}
-}
-
-// diffUsages are the verbs' --help texts.
-var diffUsages = map[string]string{
-	"upgrade":     diffUpgradeUsage,
-	"release":     diffReleaseUsage,
-	"helmrelease": diffHelmReleaseUsage,
 }
 
 // diffCommon are the flags every diff verb has: what is compared and how, how it is printed,
@@ -223,7 +218,7 @@ func parseDiff(args []string, out, errOut io.Writer) (verb string, v diffVerb, f
 		fmt.Fprintf(errOut, "helm-drift diff: \"--\" goes after \"diff upgrade\" and its diff flags: helm drift diff upgrade [flags] -- RELEASE CHART [helm upgrade flags]\n")
 		return verb, v, fs, ExitError, true
 	}
-	code, done = parseFlags(fs, diffUsages[verb], args, out, errOut)
+	code, done = parseFlags(fs, v.usage(), args, out, errOut)
 	return verb, v, fs, code, done
 }
 

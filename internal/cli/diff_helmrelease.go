@@ -46,6 +46,8 @@ type diffHelmReleaseCmd struct {
 	files []string
 }
 
+func (d *diffHelmReleaseCmd) usage() string { return diffHelmReleaseUsage }
+
 func (d *diffHelmReleaseCmd) bind(fs *pflag.FlagSet) {
 	d.diffCommon.bind(fs, true)
 	d.allFlags.bind(fs, "HelmRelease")

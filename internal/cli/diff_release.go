@@ -39,6 +39,8 @@ type diffReleaseCmd struct {
 	allFlags
 }
 
+func (d *diffReleaseCmd) usage() string { return diffReleaseUsage }
+
 func (d *diffReleaseCmd) bind(fs *pflag.FlagSet) {
 	d.diffCommon.bind(fs, false)
 	d.allFlags.bind(fs, "release")

@@ -49,8 +49,7 @@ type diffUpgradeCmd struct {
 	ignored          ignoredFlags
 }
 
-// newDiffUpgrade returns diff upgrade's options before its flags are parsed.
-func newDiffUpgrade() *diffUpgradeCmd { return &diffUpgradeCmd{} }
+func (d *diffUpgradeCmd) usage() string { return diffUpgradeUsage }
 
 func (d *diffUpgradeCmd) bind(fs *pflag.FlagSet) {
 	d.diffCommon.bind(fs, true)
