@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-openapi/jsonpointer"
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/linediff"
@@ -140,8 +137,8 @@ type unified struct {
 	live, chart string // the two sides' names in the "---" and "+++" lines
 	hunks       []hunk
 	ranges      [][4]int // each hunk's live lines [0,1) and chart lines [2,3), 0-based
-	// liveYAML and chartYAML are the two sides as printed, for lineIndex.
-	liveYAML, chartYAML []byte
+	// liveAt and chartAt give the line at which a field of each side begins (-1: not shown).
+	liveAt, chartAt func(ptr string) int
 }
 
 type hunk struct {
@@ -210,12 +207,11 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 	if err != nil {
 		return nil, err
 	}
-	liveLines, chartLines := d.lineIndex()
 	for _, row := range o.Rows {
 		text := Annotation(r, row)
 		at, ok := -1, false
 		if ptr, has := o.View.LiveAt[row.Path]; has {
-			at, ok = liveLines(ptr), true
+			at, ok = d.liveAt(ptr), true
 		}
 		h := -1
 		if ok && at >= 0 {
@@ -223,7 +219,7 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 		}
 		if h < 0 {
 			if ptr, has := o.View.ChartAt[row.Path]; has {
-				if at := chartLines(ptr); at >= 0 {
+				if at := d.chartAt(ptr); at >= 0 {
 					h = d.hunkAt(at, false)
 				}
 			}
@@ -254,21 +250,27 @@ func classes(rows []diff.Row) string {
 
 // sides diffs a view's two sides as YAML.
 func sides(title string, v *compare.View, context int) (*unified, error) {
-	liveYAML, live, err := yamlLines(v.Live)
+	live, err := printSide(v.Live, v.LiveAt)
 	if err != nil {
 		return nil, err
 	}
-	chartYAML, chart, err := yamlLines(v.Chart)
+	chart, err := printSide(v.Chart, v.ChartAt)
 	if err != nil {
 		return nil, err
 	}
-	d := &unified{title: title, live: "live", chart: "chart", liveYAML: liveYAML, chartYAML: chartYAML}
+	d := &unified{title: title, live: "live", chart: "chart", liveAt: live.line, chartAt: chart.line}
 	if v.Live == nil {
 		d.live = "/dev/null"
 	}
 	if v.Chart == nil {
 		d.chart = "/dev/null"
 	}
+	d.diff(live.lines(), chart.lines(), context)
+	return d, nil
+}
+
+// diff makes d's hunks of the two sides' lines.
+func (d *unified) diff(live, chart []string, context int) {
 	for _, group := range linediff.Group(linediff.Diff(live, chart), context) {
 		first, last := group[0], group[len(group)-1]
 		h := hunk{header: "@@ -" + unifiedRange(first.I1, last.I2) + " +" + unifiedRange(first.J1, last.J2) + " @@"}
@@ -293,7 +295,6 @@ func sides(title string, v *compare.View, context int) (*unified, error) {
 		d.hunks = append(d.hunks, h)
 		d.ranges = append(d.ranges, [4]int{first.I1, last.I2, first.J1, last.J2})
 	}
-	return d, nil
 }
 
 // unifiedRange is a hunk range as diff -u writes it: "3,7", "3" for one line, "2,0" for none.
@@ -308,71 +309,17 @@ func unifiedRange(start, stop int) string {
 	return strconv.Itoa(beginning) + "," + strconv.Itoa(length)
 }
 
-// yamlLines is an object as YAML (keys sorted, as kubectl prints it), whole and line by
-// line; none for a nil object.
-func yamlLines(obj map[string]any) ([]byte, []string, error) {
+// printSide is one side of a view printed as YAML, with the lines of the fields its rows
+// name; nothing for a missing object.
+func printSide(obj map[string]any, at map[string]string) (*printedYAML, error) {
 	if obj == nil {
-		return nil, nil, nil
+		return &printedYAML{at: &field{line: -1}}, nil
 	}
-	b, err := marshalYAML(obj)
-	if err != nil {
-		return nil, nil, err
+	pointers := make([]string, 0, len(at))
+	for _, ptr := range at {
+		pointers = append(pointers, ptr)
 	}
-	return b, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), nil
-}
-
-// lineIndex returns, for each side, the function that finds the (0-based) line at which the
-// field a pointer names begins in that side's YAML (-1 when it is not there).
-// The YAML is the sides' own text, parsed once; each mapping's keys are indexed on first use,
-// so that a lookup costs the pointer's length, not the size of the mappings it crosses.
-func (d *unified) lineIndex() (live, chart func(string) int) {
-	return pointerLines(d.liveYAML), pointerLines(d.chartYAML)
-}
-
-func pointerLines(text []byte) func(string) int {
-	var root yaml.Node
-	if text != nil {
-		yaml.Unmarshal(text, &root)
-	}
-	keys := map[*yaml.Node]map[string]int{}
-	return func(ptr string) int {
-		n := &root
-		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-			n = n.Content[0]
-		}
-		line := -1
-		for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-			seg = jsonpointer.Unescape(seg)
-			switch n.Kind {
-			case yaml.MappingNode:
-				index, ok := keys[n]
-				if !ok {
-					index = make(map[string]int, len(n.Content)/2)
-					for i := 0; i+1 < len(n.Content); i += 2 {
-						if _, dup := index[n.Content[i].Value]; !dup {
-							index[n.Content[i].Value] = i
-						}
-					}
-					keys[n] = index
-				}
-				i, found := index[seg]
-				if !found {
-					return -1
-				}
-				line, n = n.Content[i].Line-1, n.Content[i+1]
-			case yaml.SequenceNode:
-				i, err := strconv.Atoi(seg)
-				if err != nil || i < 0 || i >= len(n.Content) {
-					return -1
-				}
-				n = n.Content[i]
-				line = n.Line - 1
-			default:
-				return -1
-			}
-		}
-		return line
-	}
+	return printYAML(obj, pointers)
 }
 
 // hunkAt returns the hunk showing line at of the live side (live) or the chart's, -1 for none:

@@ -1,29 +1,496 @@
 package output
 
 import (
+	"bytes"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/go-openapi/jsonpointer"
 	yamlv2 "go.yaml.in/yaml/v2"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// marshalYAML prints obj as sigs.k8s.io/yaml (kubectl's printer) prints it, in one pass:
-// sigs.k8s.io/yaml goes through JSON (marshal, then parse the JSON as YAML, then print), which
-// for a CRD of twenty thousand lines costs three times the memory of printing. What the round
-// trip changes is only numbers: a whole float64 prints as the integer its JSON text reads as
-// (wholeNumbers). TestMarshalYAMLAsSigs holds the two to the same bytes on every object of the
-// test data and the corpus.
-func marshalYAML(obj map[string]any) ([]byte, error) {
-	b, err := yamlv2.Marshal(wholeNumbers(obj))
-	if err != nil {
-		return sigsyaml.Marshal(obj)
+// printedYAML is an object printed as YAML, byte for byte as sigs.k8s.io/yaml (kubectl's
+// printer) prints it, with the line at which each field asked for begins.
+type printedYAML struct {
+	text []byte
+	at   *field // the fields asked for, each with its line
+}
+
+// field is a node of the tree of the JSON pointers asked for: the line at which the field
+// begins (-1 until printed), and the fields beneath it.
+type field struct {
+	line int
+	kids map[string]*field
+}
+
+// line returns the (0-based) line at which the field ptr names begins, -1 when it was not
+// asked for or is not in the object.
+func (p *printedYAML) line(ptr string) int {
+	f := p.at
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if f = f.kids[jsonpointer.Unescape(seg)]; f == nil {
+			return -1
+		}
 	}
-	return b, nil
+	return f.line
+}
+
+// lines are the text's lines, without their line breaks; none for no object.
+func (p *printedYAML) lines() []string {
+	if len(p.text) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(p.text), "\n"), "\n")
+}
+
+// printYAML prints obj as sigs.k8s.io/yaml does, and notes the lines at which the fields that
+// pointers name begin.
+//
+// sigs.k8s.io/yaml goes through JSON and then yaml.v2's emitter, whose queue keeps every event
+// of the document: for a CRD of twenty thousand lines, fifty megabytes, and the lines of its
+// fields would take a parse of the text as much again. printYAML writes the structure itself
+// (block mappings with keys in yaml.v2's order, sequences not indented under their key, empty
+// ones as {} and []) and the plain scalars that need no quoting, wrapped at column 80 as
+// yaml.v2 wraps them; every other scalar (quoted, literal, a float, a key that looks like a
+// number) it has yaml.v2 print, inside single-key mappings that put it at the column it has in
+// the document. TestPrintYAMLAsSigs holds the result to sigs.k8s.io/yaml's bytes on every
+// object of the test data and the corpus, and FuzzPrintYAML on any object.
+func printYAML(obj map[string]any, pointers []string) (*printedYAML, error) {
+	root := &field{line: -1}
+	for _, ptr := range pointers {
+		f := root
+		for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+			seg = jsonpointer.Unescape(seg)
+			kid := f.kids[seg]
+			if kid == nil {
+				if f.kids == nil {
+					f.kids = map[string]*field{}
+				}
+				kid = &field{line: -1}
+				f.kids[seg] = kid
+			}
+			f = kid
+		}
+	}
+	if len(obj) == 0 {
+		return &printedYAML{text: []byte("{}\n"), at: root}, nil
+	}
+	p := &printer{}
+	if err := p.mapping(obj, 0, true, root); err != nil {
+		return nil, err
+	}
+	p.buf = append(p.buf, '\n')
+	return &printedYAML{text: p.buf, at: root}, nil
+}
+
+// printer writes YAML as yaml.v2's emitter does, for the values that JSON decodes to.
+type printer struct {
+	buf   []byte
+	lines int // the line being written, 0-based
+	col   int // its column, as yaml.v2 counts it (in bytes: only ASCII is written here)
+}
+
+// wrapWidth is the column after which yaml.v2 breaks a plain scalar at a space.
+const wrapWidth = 80
+
+func (p *printer) newline(indent int) {
+	p.buf = append(p.buf, '\n')
+	for range indent {
+		p.buf = append(p.buf, ' ')
+	}
+	p.lines++
+	p.col = indent
+}
+
+func (p *printer) write(s string) {
+	p.buf = append(p.buf, s...)
+	p.col += len(s)
+}
+
+// mapping writes m's keys at indent; inline: the first key goes on the line being written
+// (a sequence's item, or the document's start).
+func (p *printer) mapping(m map[string]any, indent int, inline bool, at *field) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
+	for i, k := range keys {
+		if i > 0 || !inline {
+			p.newline(indent)
+		}
+		kid := at.mark(k, p.lines)
+		v := m[k]
+		key, keyStyle := k, stringStyle(k)
+		if len(k) > 128 || keyStyle == literal {
+			keyStyle = other // "? key", or double-quoted
+		}
+		if keyStyle == other && isCollection(v) {
+			key, keyStyle = quotedKey(k)
+		}
+		if keyStyle == other || !isCollection(v) && scalarStyleOf(v) == other {
+			// yaml.v2 prints the key double-quoted or as "? key", or the value in a style
+			// printer does not write.
+			if err := p.yamlV2(map[string]any{k: wholeNumbers(v)}, indent, indent/2, indent); err != nil {
+				return err
+			}
+			continue
+		}
+		p.scalar(key, keyStyle, -1)
+		p.write(":")
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 0 {
+				p.write(" {}")
+				continue
+			}
+			if err := p.mapping(t, indent+2, false, kid); err != nil {
+				return err
+			}
+		case []any:
+			if len(t) == 0 {
+				p.write(" []")
+				continue
+			}
+			if err := p.sequence(t, indent, false, kid); err != nil {
+				return err
+			}
+		default:
+			p.write(" ")
+			text, style := scalarText(v)
+			p.scalar(text, style, indent+2)
+		}
+	}
+	return nil
+}
+
+// sequence writes s's items, each "- " at indent; inline: the first on the line being
+// written (an item of a sequence).
+func (p *printer) sequence(s []any, indent int, inline bool, at *field) error {
+	for i, v := range s {
+		if i > 0 || !inline {
+			p.newline(indent)
+		}
+		kid := at.mark(strconv.Itoa(i), p.lines)
+		p.write("- ")
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 0 {
+				p.write("{}")
+				continue
+			}
+			if err := p.mapping(t, indent+2, true, kid); err != nil {
+				return err
+			}
+		case []any:
+			if len(t) == 0 {
+				p.write("[]")
+				continue
+			}
+			if err := p.sequence(t, indent+2, true, kid); err != nil {
+				return err
+			}
+		default:
+			text, style := scalarText(v)
+			if style == other {
+				if err := p.yamlV2(map[string]any{"x": []any{wholeNumbers(v)}}, indent, indent/2+1, indent+2); err != nil {
+					return err
+				}
+				continue
+			}
+			p.scalar(text, style, indent+2)
+		}
+	}
+	return nil
+}
+
+// mark notes line as the line of the field key beneath f, when it was asked for, and returns
+// that field (nil when no field beneath it was asked for).
+func (f *field) mark(key string, line int) *field {
+	if f == nil {
+		return nil
+	}
+	kid := f.kids[key]
+	if kid != nil {
+		kid.line = line
+	}
+	return kid
+}
+
+func isCollection(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
+// quotedKey is k as yaml.v2 prints it as a simple key (double-quoted); other when it prints
+// it as "? k".
+func quotedKey(k string) (string, style) {
+	b, err := yamlv2.Marshal(map[string]string{k: "x"})
+	text, ok := strings.CutSuffix(string(b), ": x\n")
+	if err != nil || !ok || strings.Contains(text, "\n") {
+		return "", other
+	}
+	return text, verbatim
+}
+
+// yamlV2 writes v as yaml.v2 prints it at the column it has here: v is nested in indent/2
+// single-key mappings, so that yaml.v2 indents and wraps it as in the document; the first
+// skip lines of its text (those mappings' keys) and the first cut bytes of the next (its
+// indentation, and "- " for an item) are left out.
+func (p *printer) yamlV2(v any, indent, skip, cut int) error {
+	for range indent / 2 {
+		v = map[string]any{"x": v}
+	}
+	b, err := yamlv2.Marshal(v)
+	if err != nil {
+		return err
+	}
+	for range skip {
+		b = b[bytes.IndexByte(b, '\n')+1:]
+	}
+	b = bytes.TrimSuffix(b[cut:], []byte("\n"))
+	p.buf = append(p.buf, b...)
+	n := bytes.Count(b, []byte("\n"))
+	p.lines += n
+	if n > 0 {
+		p.col = len(b) - bytes.LastIndexByte(b, '\n') - 1
+	} else {
+		p.col += len(b)
+	}
+	return nil
+}
+
+// style is how yaml.v2 prints a scalar, of the styles printer writes itself; other for the
+// rest, which yaml.v2 prints.
+type style int
+
+const (
+	other        style = iota
+	verbatim           // as it is: a number, a boolean, null, a key yaml.v2 quoted
+	plain              // plain, broken at spaces past the wrap width
+	singleQuoted       // in single quotes, broken likewise
+	literal            // a block of lines ("|" or "|-")
+)
+
+// scalarText is the text of v, a scalar, and the style in which yaml.v2 prints it.
+func scalarText(v any) (string, style) {
+	switch t := v.(type) {
+	case nil:
+		return "null", verbatim
+	case bool:
+		return strconv.FormatBool(t), verbatim
+	case int64:
+		return strconv.FormatInt(t, 10), verbatim
+	case uint64:
+		return strconv.FormatUint(t, 10), verbatim
+	case int:
+		return strconv.Itoa(t), verbatim
+	case float64:
+		// Whole, as sigs.k8s.io/yaml's round trip through JSON makes it; yaml.v2 prints other
+		// floats in its own way.
+		switch w := wholeNumbers(t).(type) {
+		case int64:
+			return strconv.FormatInt(w, 10), verbatim
+		case uint64:
+			return strconv.FormatUint(w, 10), verbatim
+		}
+	case string:
+		return t, stringStyle(t)
+	}
+	return "", other
+}
+
+func scalarStyleOf(v any) style {
+	_, s := scalarText(v)
+	return s
+}
+
+// scalar writes text in its style; breaks at spaces, and a literal's lines, are indented at
+// cont (below zero, a key: no breaks).
+func (p *printer) scalar(text string, s style, cont int) {
+	switch s {
+	case verbatim:
+		p.write(text)
+	case plain, singleQuoted:
+		if s == singleQuoted {
+			p.write("'")
+		}
+		spaces := false
+		for i := 0; i < len(text); i++ {
+			c := text[i]
+			if c != ' ' {
+				if c == '\'' && s == singleQuoted {
+					p.write("'")
+				}
+				p.buf = append(p.buf, c)
+				p.col++
+				spaces = false
+				continue
+			}
+			// yaml.v2 breaks at a space that follows a word and is followed by one, past the
+			// width (a single-quoted scalar: not at its first or last byte).
+			inside := s == plain || i > 0 && i < len(text)-1
+			if cont >= 0 && !spaces && p.col > wrapWidth && inside && i+1 < len(text) && text[i+1] != ' ' {
+				p.newline(cont)
+			} else {
+				p.buf = append(p.buf, ' ')
+				p.col++
+			}
+			spaces = true
+		}
+		if s == singleQuoted {
+			p.write("'")
+		}
+	case literal:
+		body, chomp := strings.CutSuffix(text, "\n")
+		if chomp {
+			p.write("|")
+		} else {
+			p.write("|-")
+		}
+		for _, l := range strings.Split(body, "\n") {
+			if l == "" {
+				p.newline(0)
+				continue
+			}
+			p.newline(cont)
+			p.write(l)
+		}
+	}
+}
+
+// stringStyle is the style in which yaml.v2 prints s, of those printer writes (it may say
+// other for a string yaml.v2 prints in one of them; it never names a style yaml.v2 would not
+// use): printable ASCII only; with line breaks, a literal block without an indentation or a
+// keep indicator; without, plain when nothing in it starts a YAML indicator, single-quoted
+// when something does, and other when it could read back as a number, a boolean or null.
+func stringStyle(s string) style {
+	if s == "" {
+		return other
+	}
+	lines := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			lines = true
+		} else if s[i] < 0x20 || s[i] > 0x7e {
+			return other
+		}
+	}
+	if lines {
+		// A space before a break, a trailing space, a leading space or break (an indentation
+		// indicator), more than one trailing break ("|+"): yaml.v2 prints something else.
+		if strings.Contains(s, " \n") || s[0] == ' ' || s[0] == '\n' || strings.HasSuffix(s, " ") || strings.HasSuffix(s, "\n\n") {
+			return other
+		}
+		return literal
+	}
+	switch s[0] {
+	case '+', '-', '.', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return other // may read back as a number: yaml.v2 quotes it, or not
+	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O', '~':
+		if resolvesAsOther[s] {
+			return other // double-quoted
+		}
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' || strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
+		return singleQuoted
+	}
+	switch s[0] {
+	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		return singleQuoted
+	case '?', ':':
+		if len(s) == 1 || s[1] == ' ' {
+			return singleQuoted
+		}
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') || s[i] == '#' && s[i-1] == ' ' {
+			return singleQuoted
+		}
+	}
+	return plain
+}
+
+// resolvesAsOther are the words yaml.v2 reads as booleans or null (its resolve table).
+var resolvesAsOther = map[string]bool{"~": true}
+
+func init() {
+	for _, w := range []string{"y", "yes", "true", "on", "n", "no", "false", "off", "null"} {
+		resolvesAsOther[w] = true
+		resolvesAsOther[strings.ToUpper(w)] = true
+		resolvesAsOther[strings.ToUpper(w[:1])+w[1:]] = true
+	}
+}
+
+// keyLess orders two string keys as yaml.v2 sorts a mapping's keys (its keyList.Less, for
+// strings): at the first rune that differs, letters by code point and after every other rune,
+// and runs of digits by the number they spell.
+func keyLess(a, b string) bool {
+	if isASCII(a) && isASCII(b) {
+		return runesLess([]byte(a), []byte(b))
+	}
+	return runesLess([]rune(a), []rune(b))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func runesLess[R byte | rune](ar, br []R) bool {
+	digit := func(r R) bool { return unicode.IsDigit(rune(r)) }
+	for i := 0; i < len(ar) && i < len(br); i++ {
+		if ar[i] == br[i] {
+			continue
+		}
+		al, bl := unicode.IsLetter(rune(ar[i])), unicode.IsLetter(rune(br[i]))
+		if al && bl {
+			return ar[i] < br[i]
+		}
+		if al || bl {
+			return bl
+		}
+		var ai, bi int
+		var an, bn int64
+		if ar[i] == '0' || br[i] == '0' {
+			for j := i - 1; j >= 0 && digit(ar[j]); j-- {
+				if ar[j] != '0' {
+					an, bn = 1, 1
+					break
+				}
+			}
+		}
+		for ai = i; ai < len(ar) && digit(ar[ai]); ai++ {
+			an = an*10 + int64(ar[ai]-'0')
+		}
+		for bi = i; bi < len(br) && digit(br[bi]); bi++ {
+			bn = bn*10 + int64(br[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return ar[i] < br[i]
+	}
+	return len(ar) < len(br)
 }
 
 // wholeNumbers is v with every whole float64 below 1e21 (which JSON writes without an
-// exponent) as the int64, or uint64, that its JSON text reads as.
+// exponent) as the int64, or uint64, that its JSON text reads as: what sigs.k8s.io/yaml's
+// round trip through JSON makes of it.
 func wholeNumbers(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
