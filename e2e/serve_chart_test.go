@@ -14,7 +14,8 @@ import (
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
-// TestServeChart: charts/helm-drift lints (defaults, and every optional part on), installs on
+// TestServeChart: charts/helm-drift lints (defaults, every optional part on, TLS from a Secret
+// with namespaced Roles, and the plain unauthenticated mode), installs on
 // the test environment with the real Helm 3 (the API server accepts every object), shows no
 // divergence under diff release, and helm drift serve run as the chart's ServiceAccount (a
 // token from the TokenRequest API: exactly the chart's RBAC) measures the cluster, the chart's
@@ -22,7 +23,12 @@ import (
 func TestServeChart(t *testing.T) {
 	h := clusterHelm(t, "helm3")
 	h.run(t, false, nil, "lint", "charts/helm-drift")
-	h.run(t, false, nil, "lint", "charts/helm-drift", "--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboard.enabled=true,serve.interval=1h30m")
+	h.run(t, false, nil, "lint", "charts/helm-drift", "--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboard.enabled=true,serve.interval=1h30m,networkPolicy.enabled=true")
+	h.run(t, false, nil, "lint", "charts/helm-drift", "--set", "serviceMonitor.enabled=true,serve.tls.secretName=drift-tls,serve.namespaces={a,b},scraper.subjects[0].kind=ServiceAccount,scraper.subjects[0].name=prometheus,scraper.subjects[0].namespace=monitoring")
+	h.run(t, false, nil, "lint", "charts/helm-drift", "--set", "serviceMonitor.enabled=true,serve.auth=none,serve.tls.enabled=false")
+	if _, errOut := h.run(t, true, nil, "template", "d", "charts/helm-drift", "--set", "serve.auth=basic"); !strings.Contains(errOut, `serve.auth "basic": want kubernetes or none`) {
+		t.Errorf("a bad serve.auth: want the chart to say so:\n%s", errOut)
+	}
 	if _, errOut := h.run(t, true, nil, "template", "d", "charts/helm-drift", "--set", "prometheusRule.enabled=true,serve.interval=soon"); !strings.Contains(errOut, `serve.interval "soon": want a duration`) {
 		t.Errorf("a bad interval: want the chart to say so:\n%s", errOut)
 	}
@@ -42,7 +48,7 @@ func TestServeChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, tok.Status.Token))
+	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, tok.Status.Token), "--auth=none", "--tls=false")
 	testenv.Eventually(t, 60*time.Second, "/readyz", func() (bool, string) {
 		code, body := p.get("/readyz")
 		return code == http.StatusOK, fmt.Sprintf("%d %s\n%s", code, body, p.log())

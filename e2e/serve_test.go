@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,11 +70,12 @@ func sample(mf map[string]*dto.MetricFamily, family string, want map[string]stri
 
 // serveProcess is helm drift serve running as a process; its stderr is kept.
 type serveProcess struct {
-	cmd  *exec.Cmd
-	url  string
-	mu   sync.Mutex
-	logs strings.Builder
-	done chan error
+	cmd    *exec.Cmd
+	url    string
+	client *http.Client // verifies the served certificate (TestServeSecure)
+	mu     sync.Mutex
+	logs   strings.Builder
+	done   chan error
 }
 
 func (p *serveProcess) log() string {
@@ -90,7 +92,11 @@ func startServe(t *testing.T, kubeconfig string, extra ...string) *serveProcess 
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := &serveProcess{url: "http://" + addr, done: make(chan error, 1)}
+	scheme := "https://"
+	if slices.Contains(extra, "--tls=false") {
+		scheme = "http://"
+	}
+	p := &serveProcess{url: scheme + addr, done: make(chan error, 1), client: http.DefaultClient}
 	p.cmd = exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"serve", "--interval", "5s", "--listen", addr, "--kubeconfig", kubeconfig, "--grace", "3s"}, extra...)...)
 	stderr, _ := p.cmd.StderrPipe()
 	if err := p.cmd.Start(); err != nil {
@@ -116,7 +122,7 @@ func startServe(t *testing.T, kubeconfig string, extra ...string) *serveProcess 
 
 // get returns the status and body of a GET of path.
 func (p *serveProcess) get(path string) (int, string) {
-	res, err := http.Get(p.url + path)
+	res, err := p.client.Get(p.url + path)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -186,7 +192,7 @@ func TestServe(t *testing.T) {
 		forward()
 	})
 
-	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token))
+	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token), "--auth=none", "--tls=false")
 	release := map[string]string{"namespace": ns, "release": "web", "kind": "release"}
 	hr := map[string]string{"namespace": hrNS, "release": "web", "kind": "helmrelease"}
 	with := func(base map[string]string, kv ...string) map[string]string {

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
@@ -22,31 +24,52 @@ const serveUsage = `Measures every release and HelmRelease of the cluster, again
 figures to Prometheus: drift measured all the time, and an alarm when nothing measures.
 
 Every --interval (the first run at once; a run never overlaps the next) it runs what
-"diff release -A" and "diff helmrelease -A" run, offline normalisation by default (get and
-list RBAC only), and serves on --listen:
+"diff release -A" and "diff helmrelease -A" run (with --namespaces, in those namespaces only),
+offline normalisation by default (get and list RBAC only), and serves on --listen:
   /metrics   helm_drift_* per release and HelmRelease (no label carries a field, a value or
              anything read from a Secret), and per run
+  /report    the last successful run's summary, as "diff -o json" prints it
   /healthz   200 while the process runs
   /readyz    200 once the last run succeeded; 503 and why, before the first or after a failure
-  /report    the last successful run's summary, as "diff -o json" prints it
 A failed run is counted and logged, never a crash. Logs are JSON lines on stderr. SIGTERM or
 SIGINT cancels the run in progress and drains the server within --grace. Without --kubeconfig
 and $KUBECONFIG it uses the in-cluster service account.
 
-Usage:
-  helm drift serve [--interval 10m] [--listen :9477] [flags]
+Who may read (--auth kubernetes, the default): /metrics and /report answer only a request
+whose bearer token the API server accepts (a TokenReview) for a user it allows "get" on that
+path (a SubjectAccessReview of the non-resource URL): bind the scraper's ServiceAccount to a
+ClusterRole with nonResourceURLs ["/metrics", "/report"], verbs ["get"] (the chart makes one).
+401 without such a token, 403 without the grant; both answers are cached for --auth-cache-ttl.
+serve's own identity needs create on tokenreviews and subjectaccessreviews. The probes stay
+open. --auth none admits anyone: for a run on the loopback only (it warns at start).
 
-The metrics, the chart, the alerts: ` + docsURL + `serve.md
+Encryption (--tls, the default): HTTPS with the certificate of --tls-cert-file and
+--tls-key-file (a mounted Secret, e.g. cert-manager's: read again when it changes, no restart),
+or without them a self-signed certificate made at start (its CA's SHA-256 in the log).
+--tls=false serves plain HTTP.
+
+Usage:
+  helm drift serve [--interval 10m] [--listen :9477] [--namespaces a,b] [flags]
+
+The metrics, the chart, the grants, the alerts: ` + docsURL + `serve.md
 `
 
 // serveOptions are the flags of serve.
 type serveOptions struct {
-	interval  time.Duration
-	listen    string
-	grace     time.Duration
-	normalize diff.Mode
-	workers   int
-	kube      kubeOptions
+	interval   time.Duration
+	listen     string
+	grace      time.Duration
+	normalize  diff.Mode
+	workers    int
+	namespaces []string
+	auth       string
+	authTTL    time.Duration
+	scraper    string
+	tls        bool
+	certFile   string
+	keyFile    string
+	tlsNames   []string
+	kube       kubeOptions
 }
 
 // BindFlags registers serve's flags on fs.
@@ -56,6 +79,14 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "on SIGTERM, how long the server may take to drain")
 	fs.StringVar((*string)(&o.normalize), "normalize", string(diff.Offline), "how API-server defaults are told from drift: offline (get/list RBAC only), server or auto (see diff --help)")
 	fs.IntVar(&o.workers, "concurrency", 8, "requests in flight at most (1-64), as diff takes it")
+	fs.StringSliceVar(&o.namespaces, "namespaces", nil, "measure only the releases and HelmReleases of these namespaces (comma-separated), read with namespaced grants; default: every namespace")
+	fs.StringVar(&o.auth, "auth", "kubernetes", "who may read /metrics and /report: kubernetes (a token the API server accepts, of a user allowed get on the path) or none (anyone: the loopback only)")
+	fs.DurationVar(&o.authTTL, "auth-cache-ttl", time.Minute, "how long a TokenReview's and a SubjectAccessReview's answer is kept (0-1h; a refusal at most 10s): a revoked grant is refused within it")
+	fs.StringVar(&o.scraper, "scraper-role", "", "the ClusterRole that grants get on /metrics and /report, named in a 403's hint (the chart sets it)")
+	fs.BoolVar(&o.tls, "tls", true, "serve HTTPS (--tls=false: plain HTTP)")
+	fs.StringVar(&o.certFile, "tls-cert-file", "", "the PEM certificate to serve, read again when it changes (with --tls-key-file); none: a self-signed one made at start")
+	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	fs.StringSliceVar(&o.tlsNames, "tls-names", nil, "DNS names and IP addresses of the self-signed certificate beyond localhost, 127.0.0.1 and ::1 (comma-separated)")
 	o.kube.BindFlags(fs)
 }
 
@@ -69,6 +100,19 @@ func (o *serveOptions) validate() error {
 		return fmt.Errorf("--normalize %q: want offline, server or auto", o.normalize)
 	case o.workers < 1 || o.workers > 64:
 		return fmt.Errorf("--concurrency %d: want 1 to 64", o.workers)
+	case o.auth != "kubernetes" && o.auth != "none":
+		return fmt.Errorf("--auth %q: want kubernetes or none", o.auth)
+	case o.authTTL < 0 || o.authTTL > time.Hour:
+		return fmt.Errorf("--auth-cache-ttl %s: want 0 to 1h", o.authTTL)
+	case (o.certFile == "") != (o.keyFile == ""):
+		return errors.New("--tls-cert-file and --tls-key-file go together: give both, or neither for a self-signed certificate")
+	case !o.tls && (o.certFile != "" || len(o.tlsNames) > 0):
+		return errors.New("--tls=false serves plain HTTP: drop --tls-cert-file, --tls-key-file and --tls-names, or --tls=false")
+	}
+	for _, ns := range o.namespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("--namespaces: %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }
@@ -90,8 +134,22 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
-		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: slog.New(slog.NewJSONHandler(errOut, nil))}
+		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces}
+	if o.tls {
+		s.TLS = &serve.TLS{CertFile: o.certFile, KeyFile: o.keyFile, Names: o.tlsNames}
+	}
+	if o.auth == "kubernetes" {
+		cfg, err := action.NewConfiguration(s.Kube, nil)
+		if err == nil {
+			s.Guard, err = serve.NewGuard(serve.GuardOptions{Config: cfg.RESTConfig(), TTL: o.authTTL, ScraperRole: o.scraper, Log: log})
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift serve: --auth kubernetes checks tokens with the API server: %v\n", err)
+			return ExitError
+		}
+	}
 	if err := s.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(errOut, "helm-drift serve: %v\n", err)
 		return ExitError

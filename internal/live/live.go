@@ -383,17 +383,25 @@ func versionSchema(crd map[string]any, version string) map[string]any {
 	return nil
 }
 
-// Counts counts requests by verb, for --stats and the benchmarks.
+// Counts counts requests by verb, for --stats and the benchmarks, and those the API server
+// refused (403).
 type Counts struct {
-	list, get, create, apply, discovery, other atomic.Int64
+	list, get, create, apply, discovery, other, refused atomic.Int64
 }
 
 // String reads "12 requests: 3 LIST, 1 GET, 0 dry-run create, 0 dry-run apply, 8 discovery,
-// 0 other".
+// 0 other", then "; 2 refused (403)" when some were.
 func (c *Counts) String() string {
 	l, g, cr, a, d, o := c.list.Load(), c.get.Load(), c.create.Load(), c.apply.Load(), c.discovery.Load(), c.other.Load()
-	return fmt.Sprintf("%d requests: %d LIST, %d GET, %d dry-run create, %d dry-run apply, %d discovery, %d other", l+g+cr+a+d+o, l, g, cr, a, d, o)
+	s := fmt.Sprintf("%d requests: %d LIST, %d GET, %d dry-run create, %d dry-run apply, %d discovery, %d other", l+g+cr+a+d+o, l, g, cr, a, d, o)
+	if r := c.refused.Load(); r > 0 {
+		s += fmt.Sprintf("; %d refused (403)", r)
+	}
+	return s
 }
+
+// Refused returns the number of requests the API server refused (403 Forbidden).
+func (c *Counts) Refused() int64 { return c.refused.Load() }
 
 // Lists returns the number of LIST requests.
 func (c *Counts) Lists() int64 { return c.list.Load() }
@@ -407,7 +415,11 @@ func (c *Counts) Total() int64 {
 func (c *Counts) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
 		c.count(r)
-		return rt.RoundTrip(r)
+		res, err := rt.RoundTrip(r)
+		if err == nil && res.StatusCode == http.StatusForbidden {
+			c.refused.Add(1)
+		}
+		return res, err
 	})
 }
 

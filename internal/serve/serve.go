@@ -4,6 +4,7 @@ package serve
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,13 @@ type Server struct {
 	Interval time.Duration
 	// Listen is the address of the HTTP server (/metrics, /healthz, /readyz, /report).
 	Listen string
+	// Namespaces confine the runs to these namespaces (their releases and HelmReleases, read
+	// with namespaced grants); none: every namespace.
+	Namespaces []string
+	// Guard admits the requests of every endpoint but the probes; nil: anyone (--auth none).
+	Guard *Guard
+	// TLS encrypts the server; nil: plain HTTP (--tls=false).
+	TLS *TLS
 	// Grace bounds the shutdown: a run in progress is cancelled, the HTTP server drained.
 	Grace time.Duration
 	// Log receives structured lines (JSON in the CLI).
@@ -61,14 +69,38 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.figures.Store(&figures{})
 	s.ready = errNoRun
+	security := []any{"tls", "off"}
+	var tlsConfig *tls.Config
+	if s.TLS != nil {
+		var err error
+		if tlsConfig, security, err = s.TLS.config(ctx, s.Log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", s.Listen, err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConfig,
+		ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	s.Log.Info("serving", "listen", ln.Addr().String(), "interval", s.Interval.String(), "normalize", s.Measure.Normalize)
+	if s.Guard == nil {
+		s.Log.Warn("--auth none: anyone who reaches " + ln.Addr().String() + " reads /metrics and /report (every release's drift); use it on the loopback only")
+	}
+	auth := "kubernetes"
+	if s.Guard == nil {
+		auth = "none"
+	}
+	namespaces := "all"
+	if len(s.Namespaces) > 0 {
+		namespaces = strings.Join(s.Namespaces, ",")
+	}
+	s.Log.Info("serving", append([]any{"listen", ln.Addr().String(), "interval", s.Interval.String(), "normalize", s.Measure.Normalize,
+		"auth", auth, "namespaces", namespaces}, security...)...)
 
 	next := time.NewTimer(0)
 	defer next.Stop()
@@ -95,7 +127,7 @@ func (s *Server) Run(ctx context.Context) error {
 // none (the old ones would read as fresh), the last success's time kept.
 func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	s.Log.Info("run started")
-	rows, stamp, requests, err := s.measure(ctx, start)
+	rows, unmeasured, stamp, requests, err := s.measure(ctx, start)
 	took := s.Now().Sub(start)
 	if ctx.Err() != nil {
 		s.Log.Info("run interrupted by shutdown", "duration_seconds", took.Seconds())
@@ -118,16 +150,20 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	}
 	s.figures.Store(f)
 	s.setReady(nil, []byte(report.String()))
-	divergences, unmeasured, failedRows := 0, 0, 0
+	divergences, unmeasuredObjects, failedRows := 0, 0, 0
 	for _, r := range rows {
 		divergences += r.Divergences
-		unmeasured += r.Unmeasured
+		unmeasuredObjects += r.Unmeasured
 		if r.Error != "" {
 			failedRows++
 		}
 	}
+	for _, u := range unmeasured {
+		// "NAMESPACE/RELEASE: Kind name: why" (a kind serve may not read: its grants).
+		s.Log.Warn("object not measured", "object", u)
+	}
 	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rows), "divergences", divergences,
-		"unmeasured_objects", unmeasured, "unmeasurable", failedRows, "context", stamp.Context, "server", stamp.Server, "requests", requests)
+		"unmeasured_objects", unmeasuredObjects, "unmeasurable", failedRows, "context", stamp.Context, "server", stamp.Server, "requests", requests)
 }
 
 func (s *Server) setReady(err error, report []byte) {
@@ -139,36 +175,70 @@ func (s *Server) setReady(err error, report []byte) {
 	}
 }
 
-// measure runs diff release -A and diff helmrelease -A on a new connection (a restarted API
-// server, new CRDs and RBAC are seen the next run), one summary row each, releases first;
-// requests counts what the run asked of the API server.
-func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.SummaryRow, stamp diff.Stamp, requests string, err error) {
+// measure runs diff release -A and diff helmrelease -A (with Namespaces, diff release and
+// diff helmrelease in each) on a new connection (a restarted API server, new CRDs and RBAC are
+// seen the next run), one summary row each, releases first; requests counts what the run asked
+// of the API server. A namespace whose releases or HelmReleases may not be listed is one row
+// with the error (and one line in the log), not a failed run.
+func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.SummaryRow, unmeasured []string, stamp diff.Stamp, requests string, err error) {
 	opts := s.Kube
 	opts.Stop = ctx // SIGTERM stops every request of the run, the Helm SDKs' too
 	cfg, err := action.NewConfiguration(opts, nil)
 	if err != nil {
-		return nil, stamp, "", err
+		return nil, nil, stamp, "", err
 	}
 	defer func() { requests = cfg.Counts.String() }()
 	if err = cfg.Connect(ctx); err != nil {
-		return nil, stamp, "", err
+		return nil, nil, stamp, "", err
 	}
 	stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
-	rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure}).RunAll(ctx, true)
-	if err != nil {
-		return nil, stamp, "", err
+	if len(s.Namespaces) == 0 {
+		rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure}).RunAll(ctx, true)
+		if err != nil {
+			return nil, nil, stamp, "", err
+		}
+		rows, unmeasured = rel.Rows, rel.Unmeasured
+		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, "")
+		switch {
+		case notServed(err):
+			// No Flux here: no HelmReleases to measure.
+		case err != nil:
+			return nil, nil, stamp, "", err
+		default:
+			rows = append(rows, hrs.Rows...) // sorted by HelmRelease
+			unmeasured = append(unmeasured, hrs.Unmeasured...)
+		}
+		return rows, unmeasured, stamp, "", nil
 	}
-	rows = rel.Rows
-	hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, "")
-	switch {
-	case notServed(err):
-		// No Flux here: no HelmReleases to measure.
-	case err != nil:
-		return nil, stamp, "", err
-	default:
-		rows = append(rows, hrs.Rows...) // sorted by HelmRelease
+	var hrRows []diff.SummaryRow
+	for _, ns := range s.Namespaces {
+		rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure, Namespace: ns}).RunAll(ctx, false)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, stamp, "", ctx.Err()
+		case err != nil:
+			s.Log.Error("namespace not measured: its Helm releases could not be listed", "namespace", ns, "error", err.Error(),
+				"fix", "grant get and list in it (the chart's serve.namespaces makes a Role and RoleBinding there), or leave it out of --namespaces")
+			rows = append(rows, diff.SummaryRow{Namespace: ns, Error: err.Error()})
+		default:
+			rows = append(rows, rel.Rows...)
+			unmeasured = append(unmeasured, rel.Unmeasured...)
+		}
+		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, ns)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, stamp, "", ctx.Err()
+		case notServed(err):
+		case err != nil:
+			s.Log.Error("namespace not measured: its HelmReleases could not be listed", "namespace", ns, "error", err.Error(),
+				"fix", "grant get and list in it (the chart's serve.namespaces makes a Role and RoleBinding there), or leave it out of --namespaces")
+			hrRows = append(hrRows, diff.SummaryRow{HelmRelease: ns + "/", Error: err.Error()})
+		default:
+			hrRows = append(hrRows, hrs.Rows...)
+			unmeasured = append(unmeasured, hrs.Unmeasured...)
+		}
 	}
-	return rows, stamp, "", nil
+	return append(rows, hrRows...), unmeasured, stamp, "", nil
 }
 
 // notServed reports that the cluster does not serve the HelmRelease kind (Flux is not there).
@@ -178,12 +248,19 @@ func notServed(err error) bool {
 	return errors.As(err, &kind) || errors.As(err, &resource)
 }
 
-// Handler serves /metrics, /healthz, /readyz and /report.
+// Handler serves /metrics, /healthz, /readyz and /report; /metrics and /report behind the
+// Guard, the probes open (the kubelet has no token).
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s})
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	guard := func(h http.Handler) http.Handler {
+		if s.Guard == nil {
+			return h
+		}
+		return s.Guard.Wrap(h)
+	}
+	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
@@ -195,7 +272,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /report", func(w http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /report", guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
 		report := s.report
 		s.mu.Unlock()
@@ -205,6 +282,6 @@ func (s *Server) Handler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(report)
-	})
+	})))
 	return mux
 }
