@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -29,16 +30,21 @@ offline normalisation by default (get and list RBAC only), and serves on --liste
   /metrics   helm_drift_* per release and HelmRelease (no label carries a field, a value or
              anything read from a Secret), and per run
   /report    the last successful run's summary, as "diff -o json" prints it
+  /          the drift console: every release and HelmRelease in one table, and a page
+             each (/release/NS/NAME, /helmrelease/NS/NAME) with its rows by object and
+             their unified diffs, as "diff -o html" prints them; a browser signs in at
+             /signin with a token, kept in an HttpOnly cookie for the session
   /healthz   200 while the process runs
   /readyz    200 once the last run succeeded; 503 and why, before the first or after a failure
 A failed run is counted and logged, never a crash. Logs are JSON lines on stderr. SIGTERM or
 SIGINT cancels the run in progress and drains the server within --grace. Without --kubeconfig
 and $KUBECONFIG it uses the in-cluster service account.
 
-Who may read (--auth kubernetes, the default): /metrics and /report answer only a request
-whose bearer token the API server accepts (a TokenReview) for a user it allows "get" on that
-path (a SubjectAccessReview of the non-resource URL): bind the scraper's ServiceAccount to a
-ClusterRole with nonResourceURLs ["/metrics", "/report"], verbs ["get"] (the chart makes one).
+Who may read (--auth kubernetes, the default): every path but the probes and /signin answers
+only a request whose bearer token (or sign-in cookie) the API server accepts (a TokenReview)
+for a user it allows "get" on that path (a SubjectAccessReview of the non-resource URL): bind
+a scraper to a ClusterRole with nonResourceURLs ["/metrics", "/report"], a person to one with
+["/", "/release/*", "/helmrelease/*"], verbs ["get"] (the chart makes both).
 401 without such a token, 403 without the grant; both answers are cached for --auth-cache-ttl.
 serve's own identity needs create on tokenreviews and subjectaccessreviews. The probes stay
 open. --auth none admits anyone: for a run on the loopback only (it warns at start).
@@ -69,6 +75,7 @@ type serveOptions struct {
 	certFile   string
 	keyFile    string
 	tlsNames   []string
+	external   string
 	kube       kubeOptions
 }
 
@@ -86,6 +93,7 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.tls, "tls", true, "serve HTTPS (--tls=false: plain HTTP)")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "the PEM certificate to serve, read again when it changes (with --tls-key-file); none: a self-signed one made at start")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	fs.StringVar(&o.external, "external-url", "", "the address people reach the console at (https://drift.example.com): a release page shows its link under it")
 	fs.StringSliceVar(&o.tlsNames, "tls-names", nil, "DNS names and IP addresses of the self-signed certificate beyond localhost, 127.0.0.1 and ::1 (comma-separated)")
 	o.kube.BindFlags(fs)
 }
@@ -108,6 +116,11 @@ func (o *serveOptions) validate() error {
 		return errors.New("--tls-cert-file and --tls-key-file go together: give both, or neither for a self-signed certificate")
 	case !o.tls && (o.certFile != "" || len(o.tlsNames) > 0):
 		return errors.New("--tls=false serves plain HTTP: drop --tls-cert-file, --tls-key-file and --tls-names, or --tls=false")
+	}
+	if o.external != "" {
+		if u, err := url.Parse(o.external); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--external-url %q: want an absolute http or https URL", o.external)
+		}
 	}
 	for _, ns := range o.namespaces {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
@@ -136,7 +149,7 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
-		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces}
+		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces, ExternalURL: o.external}
 	if o.tls {
 		s.TLS = &serve.TLS{CertFile: o.certFile, KeyFile: o.keyFile, Names: o.tlsNames}
 	}

@@ -18,6 +18,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--tls-cert-file", "tls.crt"}, "--tls-cert-file and --tls-key-file go together"},
 		{[]string{"--tls=false", "--tls-names", "svc"}, "--tls=false serves plain HTTP: drop"},
 		{[]string{"--namespaces", "a,B_c"}, `--namespaces: "B_c" is not a namespace name`},
+		{[]string{"--external-url", "drift.example.com"}, `--external-url "drift.example.com": want an absolute http or https URL`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errOut bytes.Buffer

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -84,8 +86,15 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 // Wrap returns next behind the guard: 401 without a token the API server accepts, 403 for a
 // user it does not allow the request's verb on its path, 500 when the API server cannot
 // answer; each with a body that says what is missing and never echoes the token.
-func (g *Guard) Wrap(next http.Handler) http.Handler {
+func (g *Guard) Wrap(next http.Handler) http.Handler { return g.wrap(next, false) }
+
+// wrap is Wrap; for a page (a browser's), a request without an accepted token is sent to the
+// sign-in page, and a refusal is a page that says why, with a way to sign out.
+func (g *Guard) wrap(next http.Handler, page bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if page {
+			w = &pageRefusals{ResponseWriter: w, r: r}
+		}
 		verb, path := strings.ToLower(r.Method), r.URL.Path
 		if verb == "head" {
 			verb = "get"
@@ -117,11 +126,45 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 	})
 }
 
-// bearer is the request's bearer token.
+// bearer is the request's bearer token: its Authorization header's (a scraper, an
+// authenticating proxy), else the sign-in page's cookie (a browser).
 func bearer(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	token = strings.TrimSpace(token)
-	return token, ok && strings.EqualFold(scheme, "bearer") && token != ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+		token = strings.TrimSpace(token)
+		return token, ok && strings.EqualFold(scheme, "bearer") && token != ""
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && c.Value != "" {
+		return c.Value, true
+	}
+	return "", false
+}
+
+// pageRefusals turns the guard's refusals of a page into what a browser can act on: 401 a
+// redirect to the sign-in page (saying why when a token was refused), 403 a page with the
+// reason and a sign-out button.
+type pageRefusals struct {
+	http.ResponseWriter
+	r *http.Request
+}
+
+func (p *pageRefusals) refuse(code int, msg string) bool {
+	switch code {
+	case http.StatusUnauthorized:
+		to := "/signin"
+		if _, had := bearer(p.r); had {
+			to += "?error=" + url.QueryEscape(msg)
+		}
+		http.Redirect(p.ResponseWriter, p.r, to, http.StatusSeeOther)
+		return true
+	case http.StatusForbidden:
+		p.Header().Set("Content-Type", "text/html; charset=utf-8")
+		p.WriteHeader(code)
+		fmt.Fprintf(p, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>helm-drift: forbidden</title></head><body><h1>Forbidden</h1><p>%s</p>"+
+			"<form method=\"post\" action=\"/signout\"><button type=\"submit\">Sign in with another token</button></form></body></html>\n", template.HTMLEscapeString(msg))
+		return true
+	}
+	return false
 }
 
 // authenticate returns the token's user, nil when the API server refuses the token; an error
@@ -234,6 +277,9 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, code int, user, m
 		attrs = append(attrs, "user", user)
 	}
 	g.log.Warn("request refused", append(attrs, "reason", msg)...)
+	if p, ok := w.(*pageRefusals); ok && p.refuse(code, msg) {
+		return
+	}
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="helm-drift"`)
 	}

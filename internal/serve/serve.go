@@ -42,6 +42,9 @@ type Server struct {
 	Guard *Guard
 	// TLS encrypts the server; nil: plain HTTP (--tls=false).
 	TLS *TLS
+	// ExternalURL is where people reach the console (a release page shows its address under
+	// it, to paste into an issue); empty: none shown.
+	ExternalURL string
 	// Grace bounds the shutdown: a run in progress is cancelled, the HTTP server drained.
 	Grace time.Duration
 	// Log receives structured lines (JSON in the CLI).
@@ -50,6 +53,7 @@ type Server struct {
 	Now func() time.Time
 
 	figures atomic.Pointer[figures]
+	console atomic.Pointer[console]
 	mu      sync.Mutex
 	report  []byte // the last successful run's summary, as diff -o json prints it
 	ready   error  // nil once the last run succeeded; why not, else
@@ -192,13 +196,23 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 		return nil, nil, stamp, "", err
 	}
 	stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
+	// Each release's page is rendered as it is measured, its two sides then let go.
+	m := s.Measure
+	m.Views, m.Suggest = true, true
+	pages := newConsoleBuilder()
+	m.Each = pages.add
+	defer func() {
+		if err == nil {
+			s.console.Store(pages.build(rows, stamp))
+		}
+	}()
 	if len(s.Namespaces) == 0 {
-		rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure}).RunAll(ctx, true)
+		rel, err := (&action.DiffRelease{Config: cfg, Measure: m}).RunAll(ctx, true)
 		if err != nil {
 			return nil, nil, stamp, "", err
 		}
 		rows, unmeasured = rel.Rows, rel.Unmeasured
-		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, "")
+		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: m}).RunAllIn(ctx, "")
 		switch {
 		case notServed(err):
 			// No Flux here: no HelmReleases to measure.
@@ -212,7 +226,7 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 	}
 	var hrRows []diff.SummaryRow
 	for _, ns := range s.Namespaces {
-		rel, err := (&action.DiffRelease{Config: cfg, Measure: s.Measure, Namespace: ns}).RunAll(ctx, false)
+		rel, err := (&action.DiffRelease{Config: cfg, Measure: m, Namespace: ns}).RunAll(ctx, false)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, stamp, "", ctx.Err()
@@ -224,7 +238,7 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 			rows = append(rows, rel.Rows...)
 			unmeasured = append(unmeasured, rel.Unmeasured...)
 		}
-		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: s.Measure}).RunAllIn(ctx, ns)
+		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: m}).RunAllIn(ctx, ns)
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, stamp, "", ctx.Err()
@@ -248,8 +262,9 @@ func notServed(err error) bool {
 	return errors.As(err, &kind) || errors.As(err, &resource)
 }
 
-// Handler serves /metrics, /healthz, /readyz and /report; /metrics and /report behind the
-// Guard, the probes open (the kubelet has no token).
+// Handler serves /metrics, /report, the console (/, /release/NS/NAME, /helmrelease/NS/NAME),
+// /healthz and /readyz: all but the probes (the kubelet has no token) and the sign-in page
+// behind the Guard.
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{s})
@@ -261,6 +276,12 @@ func (s *Server) Handler() http.Handler {
 		return s.Guard.Wrap(h)
 	}
 	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	mux.Handle("GET /{$}", s.page(s.consolePage))
+	mux.Handle("GET /release/{namespace}/{name}", s.page(s.releasePage("release")))
+	mux.Handle("GET /helmrelease/{namespace}/{name}", s.page(s.releasePage("helmrelease")))
+	mux.HandleFunc("GET /signin", s.signinPage)
+	mux.HandleFunc("POST /signin", s.signin)
+	mux.HandleFunc("POST /signout", s.signout)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()

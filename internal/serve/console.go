@@ -1,0 +1,197 @@
+package serve
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/output"
+)
+
+// tokenCookie keeps a token pasted into the sign-in page for the browser's session: HttpOnly
+// (no script reads it), Secure over TLS, SameSite=Strict (no other site's page sends it). The
+// guard checks it as it checks a bearer token.
+const tokenCookie = "helm-drift-token"
+
+// console is what the pages show: the last successful run's table and each release's section,
+// rendered as the run measured it (the reports themselves are not kept).
+type console struct {
+	rows     []output.ConsoleRow
+	sections map[string]template.HTML // by "kind/namespace/name"
+	footer   string
+}
+
+// consoleBuilder collects a run's pages as its releases are measured (Measure.Each).
+type consoleBuilder struct {
+	mu       sync.Mutex
+	sections map[string]template.HTML
+	willFail map[string]int
+	failed   error
+}
+
+func newConsoleBuilder() *consoleBuilder {
+	return &consoleBuilder{sections: map[string]template.HTML{}, willFail: map[string]int{}}
+}
+
+func rowKey(row diff.SummaryRow) string {
+	if row.HelmRelease != "" {
+		return "helmrelease/" + row.HelmRelease
+	}
+	return "release/" + row.Namespace + "/" + row.Release
+}
+
+// add renders one measured release's section and lets its report go.
+func (b *consoleBuilder) add(row diff.SummaryRow) {
+	if row.Report == nil {
+		return
+	}
+	r := *row.Report
+	r.Stamp = diff.Stamp{}
+	section, err := output.ReleaseSection(&r, "", output.Options{Context: 3})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil {
+		b.failed = err
+		return
+	}
+	key := rowKey(row)
+	b.sections[key] = section
+	b.willFail[key] = r.WillFail
+}
+
+// build is the run's console.
+func (b *consoleBuilder) build(rows []diff.SummaryRow, stamp diff.Stamp) *console {
+	c := &console{sections: b.sections, footer: output.Footer(stamp)}
+	measured := stamp.CheckedAt.UTC().Format("2006-01-02T15:04:05Z")
+	for _, row := range rows {
+		c.rows = append(c.rows, output.NewConsoleRow(row, b.willFail[rowKey(row)], measured, true))
+	}
+	return c
+}
+
+// page serves the console's pages behind the guard: the table at /, a release at
+// /release/NS/NAME and a HelmRelease at /helmrelease/NS/NAME. A browser without a token is sent
+// to the sign-in page.
+func (s *Server) page(h http.HandlerFunc) http.Handler {
+	if s.Guard == nil {
+		return h
+	}
+	return s.Guard.wrap(h, true)
+}
+
+func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
+	c := s.console.Load()
+	if c == nil {
+		http.Error(w, "no run has succeeded yet: the console shows the last successful run", http.StatusServiceUnavailable)
+		return
+	}
+	p := output.ConsolePage{Title: "helm-drift: the releases and HelmReleases of the cluster", Rows: c.rows, Footer: c.footer,
+		Served: s.Guard != nil}
+	s.writePage(w, p)
+}
+
+func (s *Server) releasePage(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := s.console.Load()
+		if c == nil {
+			http.Error(w, "no run has succeeded yet: the console shows the last successful run", http.StatusServiceUnavailable)
+			return
+		}
+		ns, name := r.PathValue("namespace"), r.PathValue("name")
+		what := "Helm release " + ns + "/" + name
+		if kind == "helmrelease" {
+			what = "HelmRelease " + ns + "/" + name
+		}
+		section, ok := c.sections[kind+"/"+ns+"/"+name]
+		if !ok {
+			for _, row := range c.rows {
+				if row.Kind == kind && row.Namespace == ns && row.Name == name && row.Error != "" {
+					section, ok = template.HTML("<section class=\"release\"><h2>"+template.HTMLEscapeString(what)+"</h2><p>not measured: "+
+						template.HTMLEscapeString(row.Error)+"</p></section>"), true
+				}
+			}
+		}
+		if !ok {
+			http.Error(w, what+" was not measured by the last run (it does not exist, or is outside --namespaces)", http.StatusNotFound)
+			return
+		}
+		p := output.ConsolePage{Title: "helm-drift: " + what, Sections: []template.HTML{section}, Footer: c.footer, Back: "/", Served: s.Guard != nil}
+		if s.ExternalURL != "" {
+			p.Permalink = strings.TrimSuffix(s.ExternalURL, "/") + r.URL.Path
+		}
+		s.writePage(w, p)
+	}
+}
+
+func (s *Server) writePage(w http.ResponseWriter, p output.ConsolePage) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := output.WriteConsole(w, p); err != nil {
+		s.Log.Error("writing a console page", "error", err.Error())
+	}
+}
+
+var signinTemplate = template.Must(template.New("signin").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>helm-drift: sign in</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}textarea{width:100%;font:13px ui-monospace,monospace}button{font:inherit;padding:.3rem 1rem}.err{color:#a40e26}code{background:#f6f8fa;padding:0 .2rem}</style>
+</head><body>
+<h1>helm-drift</h1>
+{{if .}}<p class="err" role="alert">{{.}}</p>{{end}}
+<form method="post" action="/signin">
+<p><label for="token">A Kubernetes token of an identity allowed to read this console</label></p>
+<textarea id="token" name="token" rows="6" required autofocus autocomplete="off" spellcheck="false"></textarea>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p>For example <code>kubectl -n NAMESPACE create token SERVICEACCOUNT</code>, for a ServiceAccount bound to the
+chart's <code>-viewer</code> ClusterRole (get on <code>/</code>, <code>/release/*</code>, <code>/helmrelease/*</code>). The token is kept
+for this browser session only, in a cookie no script can read, and checked with the API server on every request.</p>
+</body></html>
+`))
+
+// signinPage asks for a token.
+func (s *Server) signinPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	signinTemplate.Execute(w, r.URL.Query().Get("error"))
+}
+
+// signin keeps the token pasted into the sign-in page in the session's cookie. A form posted
+// from another site's page is refused (its Origin is not this server).
+func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		http.Error(w, "sign-in refused: the form was not posted from this server's page", http.StatusForbidden)
+		return
+	}
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	if token == "" {
+		http.Redirect(w, r, "/signin?error="+url.QueryEscape("Paste a token."), http.StatusSeeOther)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// signout forgets the session's token.
+func (s *Server) signout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: s.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/signin", http.StatusSeeOther)
+}
+
+// sameOrigin says a POST comes from this server's own page: its Origin (or, without one, its
+// Referer) names this host.
+func sameOrigin(r *http.Request) bool {
+	from := r.Header.Get("Origin")
+	if from == "" {
+		from = r.Header.Get("Referer")
+	}
+	if from == "" || from == "null" {
+		return false
+	}
+	u, err := url.Parse(from)
+	return err == nil && u.Host == r.Host
+}
