@@ -16,7 +16,7 @@ endif
 export GOFLAGS
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
 
-.PHONY: all build tools test test-unit lint bench fuzz demo image dist verify-release push-plugin release clean
+.PHONY: all build tools test test-unit lint bench fuzz demo screenshots image dist verify-release push-plugin release clean
 
 all: build
 
@@ -121,6 +121,10 @@ fuzz:
 ## demo: the main job (scripts/demo.sh): builds bin/helm-drift and the helm CLIs, renders the example charts through the plugins, then builds and starts the test environment (kube-apiserver, Flux controllers, registry; built meanwhile at low priority) and shows Flux correct drift and diff predict an upgrade
 demo:
 	MAKE="$(MAKE)" bash scripts/demo.sh
+
+## screenshots: the README's pictures of the drift console (docs/images), taken by the browser test
+screenshots:
+	HELM_DRIFT_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestConsoleBrowser$$' ./e2e/
 
 clean:
 	rm -rf bin

@@ -78,6 +78,28 @@ func servedChain(t *testing.T, url string) []*x509.Certificate {
 	return conn.ConnectionState().PeerCertificates
 }
 
+// trustServed waits for p's self-signed TLS listener and makes p's client trust only the CA
+// the server presents with its certificate; it returns the chain.
+func trustServed(t *testing.T, p *serveProcess) []*x509.Certificate {
+	t.Helper()
+	var chain []*x509.Certificate
+	testenv.Eventually(t, 30*time.Second, "the TLS listener", func() (bool, string) {
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(p.url, "https://"), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return false, err.Error() + "\n" + p.log()
+		}
+		chain = conn.ConnectionState().PeerCertificates
+		conn.Close()
+		return true, ""
+	})
+	ca := chain[len(chain)-1]
+	if !ca.IsCA || len(chain) < 2 {
+		t.Fatalf("the self-signed chain does not end with its CA: %d certificates, last IsCA %v", len(chain), ca.IsCA)
+	}
+	p.client = verifyingClient(ca)
+	return chain
+}
+
 // verifyingClient is an HTTPS client that trusts only ca.
 func verifyingClient(ca *x509.Certificate) *http.Client {
 	pool := x509.NewCertPool()
@@ -187,21 +209,7 @@ func TestServeSecure(t *testing.T) {
 		"--scraper-role=secure-helm-drift-scraper", "--tls-names=secure-helm-drift,secure-helm-drift."+ns+",secure-helm-drift."+ns+".svc")
 
 	// TLS: the served chain ends with its CA; the serving certificate verifies against it.
-	var chain []*x509.Certificate
-	testenv.Eventually(t, 30*time.Second, "the TLS listener", func() (bool, string) {
-		conn, err := tls.Dial("tcp", strings.TrimPrefix(p.url, "https://"), &tls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			return false, err.Error() + "\n" + p.log()
-		}
-		chain = conn.ConnectionState().PeerCertificates
-		conn.Close()
-		return true, ""
-	})
-	ca := chain[len(chain)-1]
-	if !ca.IsCA || len(chain) < 2 {
-		t.Fatalf("the self-signed chain does not end with its CA: %d certificates, last IsCA %v", len(chain), ca.IsCA)
-	}
-	p.client = verifyingClient(ca)
+	chain := trustServed(t, p)
 	if _, err := chain[0].Verify(x509.VerifyOptions{Roots: p.client.Transport.(*http.Transport).TLSClientConfig.RootCAs, DNSName: "secure-helm-drift." + ns + ".svc"}); err != nil {
 		t.Errorf("the self-signed certificate does not name the chart's Service: %v", err)
 	}

@@ -1,0 +1,323 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// browserPath is Debian's headless Chromium (.ci/run installs chromium-headless-shell), or a
+// full Chromium; "" when there is none.
+func browserPath() string {
+	for _, p := range []string{os.Getenv("HELM_DRIFT_CHROMIUM"), "/usr/bin/chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell", "/usr/bin/chromium"} {
+		if p == "" {
+			continue
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browser starts headless Chromium for one test (as the machines here run it: no sandbox as
+// root, no background networking, a new profile) and returns a context that drives it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := browserPath()
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no headless Chromium: .ci/run installs Debian's chromium-headless-shell")
+		}
+		t.Skip("no headless Chromium (apt-get install chromium-headless-shell, or set HELM_DRIFT_CHROMIUM)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000), chromedp.IgnoreCertErrors,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+// screenshot saves the page as name.png: in $HELM_DRIFT_SCREENSHOTS when set (make
+// screenshots: the README's pictures), else in the test's directory.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("HELM_DRIFT_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if len(png) < 1000 {
+		t.Errorf("screenshot %s: %d bytes", name, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsoleBrowser: the drift console in a real browser (headless Chromium driven over the
+// DevTools protocol), against serve on the test environment with the mutation matrix applied:
+// a scaled Deployment, an env entry by another manager, a deleted ConfigMap, a Secret's changed
+// key, and a HelmRelease whose values changed. A browser without a token lands on the sign-in
+// page; signed in with the token of a ServiceAccount the chart binds to its viewer
+// ClusterRole, the table lists every release and HelmRelease with the counts of serve's
+// /report; filtering by class narrows it; a click opens the release, whose rows are those of
+// diff release -o json and whose diff hunks are those of -o diff; no Secret value is in the
+// DOM; a screenshot of each page is saved.
+func TestConsoleBrowser(t *testing.T) {
+	t.Parallel() // its own namespaces, Helm homes, processes and browser
+	ctx := browser(t)
+	h := clusterHelm(t, "helm4")
+	ns := cluster.Namespace(t)
+	kctx := context.Background()
+	kc := cluster.Kube
+	const marker = "CONSOLE-SECRET-MARKER-5d1e"
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
+
+	// A HelmRelease installed by helm-controller, as in TestServe.
+	dir := t.TempDir()
+	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
+	repo := "oci://" + cluster.Registry + "/console-" + ns
+	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
+	hrNS := ns + "-hr"
+	if _, err := kc.CoreV1().Namespaces().Create(kctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kc.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
+	applyWebHelmRelease(t, hrNS, repo, marker)
+	waitHistory(t, hrNS, 1)
+
+	// The mutation matrix.
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(kc.AppsV1().Deployments(ns).Patch(kctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}))
+	must(kc.AppsV1().Deployments(ns).Patch(kctx, "web", types.ApplyPatchType, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},
+		"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","env":[{"name":"INJECTED","value":"1"}]}]}}}}`), metav1.PatchOptions{FieldManager: "sidecar-injector"}))
+	must(nil, kc.CoreV1().ConfigMaps(ns).Delete(kctx, "web-settings", metav1.DeleteOptions{}))
+	must(kc.CoreV1().Secrets(ns).Patch(kctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-2"}}`), metav1.PatchOptions{}))
+	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", hrNS))
+
+	// The chart, confined to the two namespaces, its viewer ClusterRole bound to a
+	// ServiceAccount.
+	h.run(t, false, nil, "install", "console", "charts/helm-drift", "-n", ns, "--set", "serve.namespaces={"+ns+","+hrNS+"}",
+		"--set", "viewer.subjects[0].kind=ServiceAccount,viewer.subjects[0].name=viewer,viewer.subjects[0].namespace="+ns,
+		"--set", "scraper.subjects[0].kind=ServiceAccount,scraper.subjects[0].name=viewer,scraper.subjects[0].namespace="+ns)
+	t.Cleanup(func() { h.run(t, false, nil, "uninstall", "console", "-n", ns) })
+	own, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(kctx, "console-helm-drift", &authv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := saToken(t, kc, ns, "viewer")
+	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, own.Status.Token), "--namespaces="+ns+","+hrNS,
+		"--scraper-role=console-helm-drift-scraper", "--external-url=https://drift.example.com")
+	trustServed(t, p)
+
+	// The report the page must agree with: serve's own, and diff's for the release.
+	var report struct {
+		Releases []struct {
+			Release, Namespace, HelmRelease string
+			Divergences                     int
+			Counts                          map[string]int
+		} `json:"releases"`
+	}
+	testenv.Eventually(t, 90*time.Second, "a run that sees the edits", func() (bool, string) {
+		code, body, _ := p.scrape(t, "/report", viewer)
+		if code != 200 {
+			return false, fmt.Sprintf("%d %s\n%s", code, body, p.log())
+		}
+		report.Releases = nil
+		if err := json.Unmarshal([]byte(body), &report); err != nil {
+			return false, err.Error()
+		}
+		for _, r := range report.Releases {
+			if r.HelmRelease == "" && r.Namespace == ns && r.Counts["CHART-ONLY"] > 0 {
+				return true, ""
+			}
+		}
+		return false, body
+	})
+
+	// Not signed in: the sign-in page. Signed in: the table.
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.url+"/"), chromedp.WaitVisible(chromedp.ID("token"))); err != nil {
+		t.Fatalf("the console without a token: %v", err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if title != "helm-drift: sign in" {
+		t.Errorf("without a token: page %q, want the sign-in page", title)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("token"), viewer), chromedp.Submit(chromedp.ID("token")),
+		chromedp.WaitVisible(chromedp.ID("releases"))); err != nil {
+		t.Fatalf("signing in: %v", err)
+	}
+	type tableRow struct{ NS, Name, Kind, Differs, ChartOnly, ClusterOnly, Shadows string }
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]tableRow](`Array.from(document.querySelectorAll("#releases tbody tr")).map(r => ({NS: r.cells[0].textContent,
+		Name: r.cells[1].textContent, Kind: r.cells[2].textContent, Differs: r.cells[3].textContent, ChartOnly: r.cells[4].textContent,
+		ClusterOnly: r.cells[5].textContent, Shadows: r.cells[6].textContent}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(report.Releases) {
+		t.Errorf("the table has %d rows, /report %d releases: %+v", len(rows), len(report.Releases), rows)
+	}
+	chartOnly := 0
+	for _, r := range report.Releases {
+		ns, name, kind := r.Namespace, r.Release, "Helm release"
+		if r.HelmRelease != "" {
+			ns, name, _ = strings.Cut(r.HelmRelease, "/")
+			kind = "HelmRelease"
+		}
+		if r.Counts["CHART-ONLY"] > 0 {
+			chartOnly++
+		}
+		found := false
+		for _, row := range rows {
+			if row.NS == ns && row.Name == name && row.Kind == kind {
+				found = true
+				if row.Differs != fmt.Sprint(r.Counts["DIFFERS"]) || row.ChartOnly != fmt.Sprint(r.Counts["CHART-ONLY"]) ||
+					row.ClusterOnly != fmt.Sprint(r.Counts["CLUSTER-ONLY"]) || row.Shadows != fmt.Sprint(r.Counts["SHADOWS"]) {
+					t.Errorf("%s %s/%s: the table's counts %+v, /report's %v", kind, ns, name, row, r.Counts)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s %s/%s of /report is not in the table", kind, ns, name)
+		}
+	}
+	screenshot(t, ctx, "console-table")
+
+	// Filtering by class narrows the table.
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("f-class"), "CHART-ONLY")); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.getElementById("f-class").dispatchEvent(new Event("change")); document.querySelectorAll("#releases tbody tr:not(.hidden)").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown != chartOnly || shown >= len(rows) {
+		t.Errorf("filtered by CHART-ONLY: %d rows shown, want %d of %d", shown, chartOnly, len(rows))
+	}
+
+	// A click opens the release: its rows are diff release -o json's, its hunks -o diff's.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#releases a[href="/release/`+ns+`/web"]`)), chromedp.WaitVisible(chromedp.CSS("section.release"))); err != nil {
+		t.Fatalf("opening the release: %v", err)
+	}
+	pageRows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("section.release table.rows tbody tr")).map(r => r.cells[0].textContent + " " + r.cells[1].textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, _ := diffBinary(t, "release", "web", "-n", ns, "--normalize", "offline", "-o", "json", "--kubeconfig", cluster.Kubeconfig)
+	var rep struct {
+		Objects []struct {
+			Divergences []struct{ Class, Path string } `json:"divergences"`
+		} `json:"objects"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("diff release -o json: %v\n%s%s", err, out, errOut)
+	}
+	var want []string
+	for _, o := range rep.Objects {
+		for _, d := range o.Divergences {
+			want = append(want, d.Class+" "+d.Path)
+		}
+	}
+	sort.Strings(want)
+	flags := regexp.MustCompile(` \((?:inert|pending deletion|unstable)(?:, (?:inert|pending deletion|unstable))*\)$`)
+	got := make([]string, len(pageRows))
+	for i, r := range pageRows {
+		got[i] = flags.ReplaceAllString(r, "") // the flags after the path: (inert), ...
+	}
+	sort.Strings(got)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the release page's rows:\n%s\nwant diff release -o json's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Each diff is rendered when opened (its toggle event, after the click).
+	opened, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("details.lazy > summary").forEach(s => s.click()); document.querySelectorAll("details.lazy").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hunks []string
+	testenv.Eventually(t, 10*time.Second, "the opened diffs rendered", func() (bool, string) {
+		hunks, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`document.querySelectorAll("details.lazy template").length > 0 ? [] :
+			Array.from(document.querySelectorAll("details.lazy pre span.hh")).map(s => s.textContent).filter(s => s.startsWith("@@"))`))
+		return err == nil && len(hunks) > 0, fmt.Sprint(err)
+	})
+	if opened == 0 {
+		t.Errorf("the release page has no diff to open")
+	}
+	diffOut, _, _ := diffBinary(t, "release", "web", "-n", ns, "--normalize", "offline", "-o", "diff", "--kubeconfig", cluster.Kubeconfig)
+	var wantHunks []string
+	for _, l := range strings.Split(diffOut, "\n") {
+		if strings.HasPrefix(l, "@@") {
+			wantHunks = append(wantHunks, l)
+		}
+	}
+	if strings.Join(hunks, "\n") != strings.Join(wantHunks, "\n") || len(hunks) == 0 {
+		t.Errorf("the release page's hunks:\n%s\nwant -o diff's:\n%s", strings.Join(hunks, "\n"), strings.Join(wantHunks, "\n"))
+	}
+	dom, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	permalink, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("header a").href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if permalink != "https://drift.example.com/release/"+ns+"/web" {
+		t.Errorf("the release page's link: %q", permalink)
+	}
+	for _, leak := range []string{marker, "Q09OU09MRS1TRUNSRVQtTUFSS0VS"} {
+		if strings.Contains(dom, leak) {
+			t.Errorf("a Secret's value is in the DOM")
+		}
+	}
+	if !strings.Contains(dom, "(redacted") {
+		t.Errorf("the Secret's changed key is not shown redacted:\n%.3000s", dom)
+	}
+	screenshot(t, ctx, "console-release")
+
+	// The HelmRelease's page says what its next reconcile does.
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.url+"/helmrelease/"+hrNS+"/web"), chromedp.WaitVisible(chromedp.CSS("section.release"))); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("section.release")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "next reconcile: upgrade") || strings.Contains(text, marker) {
+		t.Errorf("the HelmRelease's page:\n%s", text)
+	}
+}
