@@ -114,7 +114,7 @@ func TestFleetCompare(t *testing.T) {
 		run      run
 	}
 	var rows, hrRows []row
-	var served serveRun
+	served := map[string]serveRun{} // by "releases console|metrics only"
 	var hr run
 	for _, size := range []int{200, 1000} {
 		install(size)
@@ -136,8 +136,9 @@ func TestFleetCompare(t *testing.T) {
 				}
 			}
 		}
+		served[fmt.Sprint(size)+" console"] = measureServe(t, base, bin)
+		served[fmt.Sprint(size)+" metrics only"] = measureServe(t, base, bin, "--console=false")
 		if size == 200 {
-			served = measureServe(t, base, bin)
 			hr = measure(t, base, bin, "diff", "helmrelease", "-A", "--normalize", "offline", "--stats")
 		}
 	}
@@ -183,8 +184,18 @@ func TestFleetCompare(t *testing.T) {
 	fmt.Fprintf(w, "  helm diff upgrade --three-way-merge, one command per release: %v each (mean of %d), so about %v for 200 and %v for 1,000 (extrapolated);\n",
 		perRelease.Round(time.Millisecond), sample, (perRelease * 200).Round(time.Second), (perRelease * 1000).Round(time.Second))
 	fmt.Fprintf(w, "  helm-drift auto over 1,000: %.3fx of that\n", rows[3].run.wall.Seconds()/(perRelease*1000).Seconds())
-	fmt.Fprintf(w, "  helm drift serve, one run over the 200 (offline): %s, %s of CPU, peak RSS %s; its requests: %s\n",
-		served.took.Round(time.Millisecond), served.cpu.Round(time.Millisecond), mib(served.maxRSS), served.requests)
+	for _, size := range []int{200, 1000} {
+		with, without := served[fmt.Sprint(size)+" console"], served[fmt.Sprint(size)+" metrics only"]
+		for _, r := range []struct {
+			what string
+			run  serveRun
+		}{{"with the console", with}, {"--console=false", without}} {
+			fmt.Fprintf(w, "  helm drift serve, one run over the %d (offline), %s: %s, %s of CPU, peak RSS %s; its requests: %s\n",
+				size, r.what, r.run.took.Round(time.Millisecond), r.run.cpu.Round(time.Millisecond), mib(r.run.maxRSS), r.run.requests)
+		}
+		fmt.Fprintf(w, "  the console over %d releases: %.2fx the peak RSS, %.2fx the CPU (target <= 2x the memory)\n", size,
+			float64(with.maxRSS)/float64(max(without.maxRSS, 1)), with.cpu.Seconds()/max(without.cpu.Seconds(), 0.001))
+	}
 	fmt.Fprintf(w, "  one fleet run by hand (offline): diff release -A %d requests (%d LIST) + diff helmrelease -A %d (%d LIST)\n",
 		stat(rows[0].run, "requests"), stat(rows[0].run, "LIST"), stat(hr, "requests"), stat(hr, "LIST"))
 	for _, r := range rows {
@@ -269,11 +280,11 @@ type serveRun struct {
 	maxRSS   int64
 }
 
-// measureServe starts helm drift serve (offline, one run an hour), waits for its first run to
+// measureServe starts helm drift serve (offline, one run an hour, with extra flags), waits for its first run to
 // end, stops it with SIGTERM and returns what the run cost.
-func measureServe(t *testing.T, env []string, bin string) serveRun {
+func measureServe(t *testing.T, env []string, bin string, extra ...string) serveRun {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--interval", "1h", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, append([]string{"serve", "--interval", "1h", "--listen", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = env
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -42,6 +42,9 @@ type Server struct {
 	Guard *Guard
 	// TLS encrypts the server; nil: plain HTTP (--tls=false).
 	TLS *TLS
+	// NoConsole turns the console off: the runs keep neither sides nor pages (--console=false),
+	// and / answers 404.
+	NoConsole bool
 	// ExternalURL is where people reach the console (a release page shows its address under
 	// it, to paste into an issue); empty: none shown.
 	ExternalURL string
@@ -198,14 +201,16 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 	stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
 	// Each release's page is rendered as it is measured, its two sides then let go.
 	m := s.Measure
-	m.Views, m.Suggest = true, true
-	pages := newConsoleBuilder()
-	m.Each = pages.add
-	defer func() {
-		if err == nil {
-			s.console.Store(pages.build(rows, stamp))
-		}
-	}()
+	if !s.NoConsole {
+		m.Views, m.Suggest = true, true
+		pages := newConsoleBuilder()
+		m.Each = pages.add
+		defer func() {
+			if err == nil {
+				s.console.Store(pages.build(rows, stamp))
+			}
+		}()
+	}
 	if len(s.Namespaces) == 0 {
 		rel, err := (&action.DiffRelease{Config: cfg, Measure: m}).RunAll(ctx, true)
 		if err != nil {
@@ -276,12 +281,14 @@ func (s *Server) Handler() http.Handler {
 		return s.Guard.Wrap(h)
 	}
 	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
-	mux.Handle("GET /{$}", s.page(s.consolePage))
-	mux.Handle("GET /release/{namespace}/{name}", s.page(s.releasePage("release")))
-	mux.Handle("GET /helmrelease/{namespace}/{name}", s.page(s.releasePage("helmrelease")))
-	mux.HandleFunc("GET /signin", s.signinPage)
-	mux.HandleFunc("POST /signin", s.signin)
-	mux.HandleFunc("POST /signout", s.signout)
+	if !s.NoConsole {
+		mux.Handle("GET /{$}", s.page(s.consolePage))
+		mux.Handle("GET /release/{namespace}/{name}", s.page(s.releasePage("release")))
+		mux.Handle("GET /helmrelease/{namespace}/{name}", s.page(s.releasePage("helmrelease")))
+		mux.HandleFunc("GET /signin", s.signinPage)
+		mux.HandleFunc("POST /signin", s.signin)
+		mux.HandleFunc("POST /signout", s.signout)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		s.mu.Lock()
