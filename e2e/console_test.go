@@ -10,9 +10,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +63,45 @@ func browser(t *testing.T) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("starting %s: %v", path, err)
 	}
+	// Every error the pages raise (a script's exception, console.error, a refused inline
+	// script or style, a bad resource) fails the test.
+	var mu sync.Mutex
+	var errs []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			msg = "exception: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+		case *cdpruntime.EventConsoleAPICalled:
+			if e.Type == cdpruntime.ConsoleAPICalledTypeError {
+				msg = "console.error"
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				msg = string(e.Entry.Source) + ": " + e.Entry.Text
+			}
+		}
+		if msg != "" {
+			mu.Lock()
+			errs = append(errs, msg)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			t.Errorf("the browser's console: %s", e)
+		}
+	})
 	return ctx
 }
 
@@ -90,7 +133,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // ClusterRole, the table lists every release and HelmRelease with the counts of serve's
 // /report; filtering by class narrows it; a click opens the release, whose rows are those of
 // diff release -o json and whose diff hunks are those of -o diff; no Secret value is in the
-// DOM; a screenshot of each page is saved.
+// DOM; diff release -o html, opened from a file, shows the same rows; the browser's console
+// has no error on any page; a screenshot of each page is saved.
 func TestConsoleBrowser(t *testing.T) {
 	t.Parallel() // its own namespaces, Helm homes, processes and browser
 	ctx := browser(t)
@@ -308,6 +352,33 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Errorf("the Secret's changed key is not shown redacted:\n%.3000s", dom)
 	}
 	screenshot(t, ctx, "console-release")
+
+	// The same report as one file (-o html): the same rows, offline.
+	htmlOut, errOut, code := diffBinary(t, "release", "web", "-n", ns, "--normalize", "offline", "-o", "html", "--kubeconfig", cluster.Kubeconfig)
+	if code != 2 || !strings.HasPrefix(htmlOut, "<!DOCTYPE html>") {
+		t.Fatalf("diff release -o html: exit %d\n%.300s%s", code, htmlOut, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "web.html")
+	if err := os.WriteFile(file, []byte(htmlOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+file), chromedp.WaitVisible(chromedp.CSS("section.release"))); err != nil {
+		t.Fatal(err)
+	}
+	fileRows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("section.release table.rows tbody tr")).map(r => r.cells[0].textContent + " " + r.cells[1].textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range fileRows {
+		fileRows[i] = flags.ReplaceAllString(r, "")
+	}
+	sort.Strings(fileRows)
+	if strings.Join(fileRows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("-o html opened from a file: rows\n%s\nwant\n%s", strings.Join(fileRows, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(htmlOut, marker) {
+		t.Errorf("-o html holds a Secret's value")
+	}
 
 	// The HelmRelease's page says what its next reconcile does.
 	if err := chromedp.Do(ctx, chromedp.Navigate(p.url+"/helmrelease/"+hrNS+"/web"), chromedp.WaitVisible(chromedp.CSS("section.release"))); err != nil {
