@@ -14,10 +14,12 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
+	promqlengine "github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/template"
 	"gopkg.in/yaml.v3"
 )
 
@@ -188,5 +190,32 @@ func TestAlertsFire(t *testing.T) {
 	s = states(t, alert(t, groups, "HelmDriftNotMeasured"), "", 10)
 	if s[3] != "pending" || s[6] != "firing" {
 		t.Errorf("HelmDriftNotMeasured with no series: minute 3 %q, minute 6 %q, want pending then firing", s[3], s[6])
+	}
+}
+
+// TestConsoleLink: with serve.externalURL, HelmDriftPresent carries the release's page in the
+// drift console as its annotation "console", which Prometheus's template engine expands for
+// the alert's labels.
+func TestConsoleLink(t *testing.T) {
+	groups := ruleGroups(t, rendered(t, "prometheusRule.enabled=true,serve.externalURL=https://drift.example.com/")["PrometheusRule"])
+	link := ""
+	for _, g := range groups.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "HelmDriftPresent" {
+				link = r.Annotations["console"]
+			}
+		}
+	}
+	if link == "" {
+		t.Fatal("HelmDriftPresent has no console annotation")
+	}
+	defs := "{{$labels := .Labels}}{{$externalLabels := .ExternalLabels}}{{$externalURL := .ExternalURL}}{{$value := .Value}}"
+	data := template.AlertTemplateData(map[string]string{"kind": "helmrelease", "namespace": "shop", "release": "web"}, nil, "", promqlengine.Sample{})
+	got, err := template.NewTemplateExpander(context.Background(), defs+link, "console", data, 0, nil, nil, nil).Expand()
+	if err != nil || got != "https://drift.example.com/helmrelease/shop/web" {
+		t.Errorf("the console annotation expands to %q (%v), want the HelmRelease's page", got, err)
+	}
+	if _, ok := ruleGroups(t, rendered(t, "prometheusRule.enabled=true")["PrometheusRule"]).Groups[0].Rules[0].Annotations["console"]; ok {
+		t.Errorf("without serve.externalURL: a console annotation")
 	}
 }
