@@ -101,6 +101,7 @@ bench:
 	$(GO) test -run '^TestCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestOwnersCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestLineViewCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
+	$(GO) test -v -run '^TestConsoleCompare$$' -count=1 -timeout 30m ./bench/ -args -compare
 	$(GO) test -v -run '^TestDiffCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestUpgradeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare -runs 5
 	$(GO) test -v -run '^TestUpgradeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare -runs 5 \
