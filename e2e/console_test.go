@@ -184,7 +184,7 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	viewer := saToken(t, kc, ns, "viewer")
 	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, own.Status.Token), "--namespaces="+ns+","+hrNS,
-		"--scraper-role=console-helm-drift-scraper", "--external-url=https://drift.example.com")
+		"--scraper-role=console-helm-drift-scraper", "--viewer-role=console-helm-drift-viewer", "--external-url=https://drift.example.com")
 	trustServed(t, p)
 
 	// The report the page must agree with: serve's own, and diff's for the release.

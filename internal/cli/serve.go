@@ -57,7 +57,7 @@ or without them a self-signed certificate made at start (its CA's SHA-256 in the
 Usage:
   helm drift serve [--interval 10m] [--listen :9477] [--namespaces a,b] [flags]
 
-The metrics, the chart, the grants, the alerts: ` + docsURL + `serve.md
+The metrics, the console, the chart, the grants, the alerts: ` + docsURL + `serve.md
 `
 
 // serveOptions are the flags of serve.
@@ -71,6 +71,7 @@ type serveOptions struct {
 	auth       string
 	authTTL    time.Duration
 	scraper    string
+	viewer     string
 	tls        bool
 	certFile   string
 	keyFile    string
@@ -83,14 +84,15 @@ type serveOptions struct {
 // BindFlags registers serve's flags on fs.
 func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "from one run's start to the next's (at least 5s)")
-	fs.StringVar(&o.listen, "listen", ":9477", "the address the HTTP server listens on (/metrics, /healthz, /readyz, /report)")
+	fs.StringVar(&o.listen, "listen", ":9477", "the address the HTTP server listens on (/metrics, /report, the console, /healthz, /readyz)")
 	fs.DurationVar(&o.grace, "grace", 10*time.Second, "on SIGTERM, how long the server may take to drain")
 	fs.StringVar((*string)(&o.normalize), "normalize", string(diff.Offline), "how API-server defaults are told from drift: offline (get/list RBAC only), server or auto (see diff --help)")
 	fs.IntVar(&o.workers, "concurrency", 8, "requests in flight at most (1-64), as diff takes it")
 	fs.StringSliceVar(&o.namespaces, "namespaces", nil, "measure only the releases and HelmReleases of these namespaces (comma-separated), read with namespaced grants; default: every namespace")
-	fs.StringVar(&o.auth, "auth", "kubernetes", "who may read /metrics and /report: kubernetes (a token the API server accepts, of a user allowed get on the path) or none (anyone: the loopback only)")
+	fs.StringVar(&o.auth, "auth", "kubernetes", "who may read /metrics, /report and the console: kubernetes (a token the API server accepts, of a user allowed get on the path) or none (anyone: the loopback only)")
 	fs.DurationVar(&o.authTTL, "auth-cache-ttl", time.Minute, "how long a TokenReview's and a SubjectAccessReview's answer is kept (0-1h; a refusal at most 10s): a revoked grant is refused within it")
 	fs.StringVar(&o.scraper, "scraper-role", "", "the ClusterRole that grants get on /metrics and /report, named in a 403's hint (the chart sets it)")
+	fs.StringVar(&o.viewer, "viewer-role", "", "the ClusterRole that grants get on the console's pages, named in a 403's hint (the chart sets it)")
 	fs.BoolVar(&o.tls, "tls", true, "serve HTTPS (--tls=false: plain HTTP)")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "the PEM certificate to serve, read again when it changes (with --tls-key-file); none: a self-signed one made at start")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
@@ -158,7 +160,7 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	if o.auth == "kubernetes" {
 		cfg, err := action.NewConfiguration(s.Kube, nil)
 		if err == nil {
-			s.Guard, err = serve.NewGuard(serve.GuardOptions{Config: cfg.RESTConfig(), TTL: o.authTTL, ScraperRole: o.scraper, Log: log})
+			s.Guard, err = serve.NewGuard(serve.GuardOptions{Config: cfg.RESTConfig(), TTL: o.authTTL, ScraperRole: o.scraper, ViewerRole: o.viewer, Log: log})
 		}
 		if err != nil {
 			fmt.Fprintf(errOut, "helm-drift serve: --auth kubernetes checks tokens with the API server: %v\n", err)

@@ -34,8 +34,9 @@ type Guard struct {
 	client kubernetes.Interface
 	ttl    time.Duration
 	log    *slog.Logger
-	// scraperRole names the ClusterRole that grants the URLs, for the 403's hint.
-	scraperRole string
+	// scraperRole and viewerRole name the ClusterRoles that grant /metrics and /report, and
+	// the console's pages, for the 403's hint.
+	scraperRole, viewerRole string
 
 	flight  singleflight.Group
 	mu      sync.Mutex
@@ -57,9 +58,9 @@ type GuardOptions struct {
 	// TTL is how long an answer is cached: a revoked token or binding is refused at most this
 	// long after. A refusal is cached for at most 10 s, so that a new grant is seen soon.
 	TTL time.Duration
-	// ScraperRole is the ClusterRole that grants the URLs (named in a 403's hint); empty:
-	// a ClusterRole with get on them.
-	ScraperRole string
+	// ScraperRole is the ClusterRole that grants /metrics and /report, ViewerRole the one that
+	// grants the console's pages (named in a 403's hint); empty: a ClusterRole with get on them.
+	ScraperRole, ViewerRole string
 	// Log receives a line per refused request (never the token).
 	Log *slog.Logger
 }
@@ -79,7 +80,7 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Guard{client: client, ttl: o.TTL, log: log, scraperRole: o.ScraperRole,
+	return &Guard{client: client, ttl: o.TTL, log: log, scraperRole: o.ScraperRole, viewerRole: o.ViewerRole,
 		users: map[[32]byte]cached[*authnv1.UserInfo]{}, allowed: map[string]cached[string]{}}, nil
 }
 
@@ -119,7 +120,7 @@ func (g *Guard) wrap(next http.Handler, page bool) http.Handler {
 			return
 		}
 		if why != "" {
-			g.refuse(w, r, http.StatusForbidden, user.Username, fmt.Sprintf("%s may not %s %s: bind it to %s%s", user.Username, verb, path, g.role(), why))
+			g.refuse(w, r, http.StatusForbidden, user.Username, fmt.Sprintf("%s may not %s %s: bind it to %s%s", user.Username, verb, path, g.role(path), why))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -264,9 +265,15 @@ func store[K comparable, T any](mu *sync.Mutex, m map[K]cached[T], key K, c cach
 	m[key] = c
 }
 
-func (g *Guard) role() string {
-	if g.scraperRole != "" {
-		return "the ClusterRole " + g.scraperRole
+// role names what grants path: the scraper's ClusterRole for /metrics and /report, the
+// viewer's for the console's pages.
+func (g *Guard) role(path string) string {
+	role := g.viewerRole
+	if path == "/metrics" || path == "/report" {
+		role = g.scraperRole
+	}
+	if role != "" {
+		return "the ClusterRole " + role
 	}
 	return "a ClusterRole with get on this non-resource URL"
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"html/template"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,7 +19,9 @@ import (
 // grant gets a page that says why; signing out forgets the token.
 func TestConsoleSignIn(t *testing.T) {
 	f := &fakeReviews{users: map[string]string{"viewer-token": "viewer", "other-token": "other"}, grants: map[string]bool{"viewer get /": true, "viewer get /release/apps/web": true}}
-	s := &Server{Guard: f.guard(t, time.Minute), TLS: &TLS{}}
+	g := f.guard(t, time.Minute)
+	g.viewerRole = "d-helm-drift-viewer"
+	s := &Server{Guard: g, TLS: &TLS{}}
 	s.figures.Store(&figures{})
 	s.console.Store(&console{rows: []output.ConsoleRow{{Kind: "release", Namespace: "apps", Name: "web", Link: "/release/apps/web"}},
 		sections: map[string]template.HTML{"release/apps/web": `<section class="release"><h2>Helm release apps/web</h2></section>`}})
@@ -68,6 +71,8 @@ func TestConsoleSignIn(t *testing.T) {
 	}
 	if res := do("GET", "/release/apps/nope", map[string]string{"Authorization": "Bearer viewer-token"}, nil); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a page the viewer is not granted: %d, want 403", res.StatusCode)
+	} else if b, _ := io.ReadAll(res.Body); !strings.Contains(string(b), "viewer may not get /release/apps/nope: bind it to the ClusterRole d-helm-drift-viewer") {
+		t.Errorf("the 403 page does not name the viewer's ClusterRole:\n%s", b)
 	}
 	if res := do("GET", "/", map[string]string{"Cookie": tokenCookie + "=other-token"}, nil); res.StatusCode != http.StatusForbidden ||
 		res.Header.Get("Content-Type") != "text/html; charset=utf-8" {

@@ -95,12 +95,10 @@ func (s *Server) Run(ctx context.Context) error {
 		ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	if s.Guard == nil {
-		s.Log.Warn("--auth none: anyone who reaches " + ln.Addr().String() + " reads /metrics and /report (every release's drift); use it on the loopback only")
-	}
 	auth := "kubernetes"
 	if s.Guard == nil {
 		auth = "none"
+		s.Log.Warn("--auth none: anyone who reaches " + ln.Addr().String() + " reads /metrics, /report and the console (every release's drift); use it on the loopback only")
 	}
 	namespaces := "all"
 	if len(s.Namespaces) > 0 {
