@@ -24,9 +24,7 @@ import (
 //go:embed html.tmpl
 var consoleTemplates string
 
-var htmlTemplates = template.Must(template.New("html").Funcs(template.FuncMap{
-	"join": strings.Join,
-}).Parse(consoleTemplates))
+var htmlTemplates = template.Must(template.New("html").Parse(consoleTemplates))
 
 // ConsoleRow is one release or HelmRelease in the console's table.
 type ConsoleRow struct {
@@ -173,7 +171,6 @@ type htmlRelease struct {
 type htmlObject struct {
 	Title, Classes string
 	Rows           []htmlRow
-	Notes          []string
 	Diff           *htmlDiff
 }
 
@@ -234,13 +231,13 @@ func ReleaseSection(r *diff.Report, context string, opt Options) (template.HTML,
 				Moved: string(row.Moved), Managers: strings.Join(row.Managers, ", "), Upgrade: upgrade, Resolved: row.Resolved})
 		}
 		// The rows placed at no hunk are in the object's table already.
-		_, obj.Diff = diffsOf(diffs[i])
+		obj.Diff = diffOf(diffs[i])
 		i++
 		h.Objects = append(h.Objects, obj)
 	}
 	for _, p := range r.Prune {
 		obj := htmlObject{Title: "TO PRUNE " + PruneText(p)}
-		_, obj.Diff = diffsOf(diffs[i])
+		obj.Diff = diffOf(diffs[i])
 		i++
 		h.Objects = append(h.Objects, obj)
 	}
@@ -258,11 +255,10 @@ func ReleaseSection(r *diff.Report, context string, opt Options) (template.HTML,
 	return template.HTML(b.String()), nil // #nosec: the template escaped every value
 }
 
-// diffsOf is one object's unified diff as the page shows it, and the verdicts placed at no
-// hunk.
-func diffsOf(d *unified) ([]string, *htmlDiff) {
+// diffOf is one object's unified diff as the page shows it (nil: no hunk).
+func diffOf(d *unified) *htmlDiff {
 	if len(d.hunks) == 0 {
-		return d.notes, nil
+		return nil
 	}
 	out := &htmlDiff{Live: d.live, Chart: d.chart}
 	for _, h := range d.hunks {
@@ -280,7 +276,7 @@ func diffsOf(d *unified) ([]string, *htmlDiff) {
 		out.Lines += len(h.lines)
 		out.Hunks = append(out.Hunks, hh)
 	}
-	return d.notes, out
+	return out
 }
 
 // consoleOf is the console of a run over many releases: the table, then each release's
