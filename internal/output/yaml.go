@@ -54,10 +54,11 @@ func (p *printedYAML) lines() []string {
 // of the document: for a CRD of twenty thousand lines, fifty megabytes, and the lines of its
 // fields would take a parse of the text as much again. printYAML writes the structure itself
 // (block mappings with keys in yaml.v2's order, sequences not indented under their key, empty
-// ones as {} and []) and the plain scalars that need no quoting, wrapped at column 80 as
-// yaml.v2 wraps them; every other scalar (quoted, literal, a float, a key that looks like a
-// number) it has yaml.v2 print, inside single-key mappings that put it at the column it has in
-// the document. TestPrintYAMLAsSigs holds the result to sigs.k8s.io/yaml's bytes on every
+// ones as {} and []) and the scalars most objects are made of: plain and single-quoted ones,
+// wrapped at column 80 as yaml.v2 wraps them, and literal blocks ("|", "|-"); every other
+// scalar (double-quoted, a string that could read as a number, non-ASCII text, a float) it has
+// yaml.v2 print, inside single-key mappings that put it at the column it has in the
+// document. TestPrintYAMLAsSigs holds the result to sigs.k8s.io/yaml's bytes on every
 // object of the test data and the corpus, and FuzzPrintYAML on any object.
 func printYAML(obj map[string]any, pointers []string) (*printedYAML, error) {
 	root := &field{line: -1}
