@@ -228,7 +228,7 @@ func ReleaseSection(r *diff.Report, context string, opt Options) (template.HTML,
 		for _, row := range o.Rows {
 			field, chart, cluster, upgrade := cells(row)
 			obj.Rows = append(obj.Rows, htmlRow{Class: string(row.Class), Field: field, Chart: chart, Cluster: cluster,
-				Moved: string(row.Moved), Managers: strings.Join(row.Managers, ", "), Upgrade: upgrade, Resolved: row.Resolved})
+				Moved: string(row.Moved), Managers: strings.Join(row.Managers, ", "), Upgrade: upgrade})
 		}
 		// The rows placed at no hunk are in the object's table already.
 		obj.Diff = diffOf(diffs[i])
