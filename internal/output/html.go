@@ -176,7 +176,6 @@ type htmlObject struct {
 
 type htmlRow struct {
 	Class, Field, Chart, Cluster, Moved, Managers, Upgrade string
-	Resolved                                               bool
 }
 
 type htmlDiff struct {
