@@ -19,7 +19,6 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -143,34 +142,15 @@ func TestConsoleBrowser(t *testing.T) {
 	kctx := context.Background()
 	kc := cluster.Kube
 	const marker = "CONSOLE-SECRET-MARKER-5d1e"
-	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
+	hrNS := installWebBoth(t, h, ns, marker)
 
-	// A HelmRelease installed by helm-controller, as in TestServe.
-	dir := t.TempDir()
-	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
-	repo := "oci://" + cluster.Registry + "/console-" + ns
-	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
-	hrNS := ns + "-hr"
-	if _, err := kc.CoreV1().Namespaces().Create(kctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNS}}, metav1.CreateOptions{}); err != nil {
+	// The mutation matrix: TestServe's edits, and an env entry by another manager
+	// (server-side apply).
+	editWebBoth(t, ns, hrNS, marker)
+	if _, err := kc.AppsV1().Deployments(ns).Patch(kctx, "web", types.ApplyPatchType, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},
+		"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","env":[{"name":"INJECTED","value":"1"}]}]}}}}`), metav1.PatchOptions{FieldManager: "sidecar-injector"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { kc.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
-	applyWebHelmRelease(t, hrNS, repo, marker)
-	waitHistory(t, hrNS, 1)
-
-	// The mutation matrix.
-	must := func(_ any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(kc.AppsV1().Deployments(ns).Patch(kctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}))
-	must(kc.AppsV1().Deployments(ns).Patch(kctx, "web", types.ApplyPatchType, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"app":"web"}},
-		"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","env":[{"name":"INJECTED","value":"1"}]}]}}}}`), metav1.PatchOptions{FieldManager: "sidecar-injector"}))
-	must(nil, kc.CoreV1().ConfigMaps(ns).Delete(kctx, "web-settings", metav1.DeleteOptions{}))
-	must(kc.CoreV1().Secrets(ns).Patch(kctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-2"}}`), metav1.PatchOptions{}))
-	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", hrNS))
 
 	// The chart, confined to the two namespaces, its viewer ClusterRole bound to a
 	// ServiceAccount.

@@ -63,7 +63,7 @@ func TestDiffFleet(t *testing.T) {
 	// been listed: what a cluster going away mid-run looks like.
 	var once sync.Once
 	var armed atomic.Bool
-	front := apiFront(t, second.Config, true, func(w http.ResponseWriter, r *http.Request, forward func()) {
+	front := apiFront(t, second.Config, true, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		forward()
 		if armed.Load() && strings.HasSuffix(r.URL.Path, "/secrets") && strings.Contains(r.URL.Query().Get("labelSelector"), "owner=helm") {
 			once.Do(func() {
@@ -180,9 +180,10 @@ func fleetKubeconfig(t *testing.T, servers map[string]string, base string) strin
 
 // apiFront serves, over TLS on loopback, a proxy to the API server of cfg. asItself: the proxy
 // authenticates with cfg's credentials, the client's dropped; else the client's are passed on
-// (cfg's TLS not verified). handle gets each request with forward, which proxies it, and
-// decides what happens around it (a pause, a closed connection, a server stopped after).
-func apiFront(t *testing.T, cfg *rest.Config, asItself bool, handle func(w http.ResponseWriter, r *http.Request, forward func())) *httptest.Server {
+// (cfg's TLS not verified). handle gets each request with forward, which proxies it and
+// returns the API server's status, and decides what happens around it (a pause, a closed
+// connection, a server stopped after, a count).
+func apiFront(t *testing.T, cfg *rest.Config, asItself bool, handle func(w http.ResponseWriter, r *http.Request, forward func() int)) *httptest.Server {
 	t.Helper()
 	target, err := url.Parse(cfg.Host)
 	if err != nil {
@@ -203,8 +204,26 @@ func apiFront(t *testing.T, cfg *rest.Config, asItself bool, handle func(w http.
 		}
 	}}
 	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		handle(w, r, func() { proxy.ServeHTTP(w, r) })
+		handle(w, r, func() int {
+			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			proxy.ServeHTTP(rec, r)
+			return rec.status
+		})
 	}))
 	t.Cleanup(front.Close)
 	return front
 }
+
+// statusRecorder keeps the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets the proxy flush a watch through the recorder (http.ResponseController).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

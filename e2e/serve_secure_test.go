@@ -15,8 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +29,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
@@ -115,28 +112,10 @@ type reviewCounter struct {
 	refused                     []string
 }
 
-// front is an API front (as apiFront: TLS not verified, the client's token passed on) that
-// counts.
+// front is an API front (apiFront, the client's token passed on) that counts.
 func (c *reviewCounter) front(t *testing.T) *httptest.Server {
 	t.Helper()
-	target, err := url.Parse(cluster.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	transport, err := rest.TransportFor(&rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) },
-		ModifyResponse: func(res *http.Response) error {
-			if res.StatusCode == http.StatusForbidden {
-				c.mu.Lock()
-				c.refused = append(c.refused, res.Request.Method+" "+res.Request.URL.RequestURI())
-				c.mu.Unlock()
-			}
-			return nil
-		}}
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		if r.Method == http.MethodPost {
 			switch {
 			case strings.HasSuffix(r.URL.Path, "/tokenreviews"):
@@ -145,10 +124,12 @@ func (c *reviewCounter) front(t *testing.T) *httptest.Server {
 				c.accessReviews.Add(1)
 			}
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	return front
+		if forward() == http.StatusForbidden {
+			c.mu.Lock()
+			c.refused = append(c.refused, r.Method+" "+r.URL.RequestURI())
+			c.mu.Unlock()
+		}
+	})
 }
 
 // refusals are the requests the API server refused so far.

@@ -131,6 +131,45 @@ func (p *serveProcess) get(path string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
+// installWebBoth installs the webapp chart (its password marker) as release web in ns with
+// Helm, and as HelmRelease web in ns-hr by helm-controller from the test registry, as in
+// TestDiffHelmRelease; it returns ns-hr.
+func installWebBoth(t *testing.T, h *helmCLI, ns, marker string) string {
+	t.Helper()
+	ctx := context.Background()
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
+	dir := t.TempDir()
+	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
+	repo := "oci://" + cluster.Registry + "/web-" + ns
+	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
+	hrNS := ns + "-hr"
+	if _, err := cluster.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
+	applyWebHelmRelease(t, hrNS, repo, marker)
+	waitHistory(t, hrNS, 1)
+	return hrNS
+}
+
+// editWebBoth changes what installWebBoth installed, out of band: the Deployment's replicas
+// by another manager (kubectl-scale), the ConfigMap deleted, the Secret's password changed,
+// the HelmRelease's values edited.
+func editWebBoth(t *testing.T, ns, hrNS, marker string) {
+	t.Helper()
+	ctx, kc := context.Background(), cluster.Kube
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(kc.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}))
+	must(nil, kc.CoreV1().ConfigMaps(ns).Delete(ctx, "web-settings", metav1.DeleteOptions{}))
+	must(kc.CoreV1().Secrets(ns).Patch(ctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-2"}}`), metav1.PatchOptions{}))
+	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", hrNS))
+}
+
 // TestServe: helm drift serve, run as the ServiceAccount of charts/helm-drift installed by the
 // real Helm (its get/list-only RBAC; a token from the TokenRequest API), measures releases and
 // HelmReleases every interval; its /metrics parse
@@ -145,30 +184,11 @@ func TestServe(t *testing.T) {
 	ns := cluster.Namespace(t)
 	ctx := context.Background()
 	const marker = "SERVE-SECRET-MARKER-91c3"
-	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
-
-	// A HelmRelease installed by helm-controller, as in TestDiffHelmRelease.
-	dir := t.TempDir()
-	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
-	repo := "oci://" + cluster.Registry + "/serve-" + ns
-	h.run(t, false, nil, "push", filepath.Join(dir, "webapp-1.0.0.tgz"), repo, "--plain-http")
-	hrNS := ns + "-hr"
-	if _, err := cluster.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hrNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cluster.Kube.CoreV1().Namespaces().Delete(context.Background(), hrNS, metav1.DeleteOptions{}) })
-	applyWebHelmRelease(t, hrNS, repo, marker)
-	waitHistory(t, hrNS, 1)
+	hrNS := installWebBoth(t, h, ns, marker)
 
 	// The reader: the chart's own ServiceAccount and RBAC (get and list, nothing else), a token
 	// for it from the TokenRequest API.
 	kc := cluster.Kube
-	must := func(_ any, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	h.run(t, false, nil, "install", "drift", "charts/helm-drift", "-n", ns)
 	t.Cleanup(func() { h.run(t, false, nil, "uninstall", "drift", "-n", ns) })
 	tok, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "drift-helm-drift", &authv1.TokenRequest{}, metav1.CreateOptions{})
@@ -179,7 +199,7 @@ func TestServe(t *testing.T) {
 	// The API server is reached through a proxy that can be taken away (connections closed as a
 	// stopped server's would be) and slowed down.
 	var down, slow atomic.Bool
-	front := apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func()) {
+	front := apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		if down.Load() {
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
@@ -245,12 +265,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("fresh HelmRelease: next_reconcile drift correction = %v (present %v)", v, ok)
 	}
 
-	// Out of band: replicas by another manager; the ConfigMap deleted; the Secret's password
-	// changed; the HelmRelease's values edited.
-	must(kc.AppsV1().Deployments(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"}))
-	must(nil, kc.CoreV1().ConfigMaps(ns).Delete(ctx, "web-settings", metav1.DeleteOptions{}))
-	must(kc.CoreV1().Secrets(ns).Patch(ctx, "web-creds", types.MergePatchType, []byte(`{"stringData":{"password":"`+marker+`-2"}}`), metav1.PatchOptions{}))
-	applyYAML(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: webapp-values, namespace: %s}\ndata:\n  values.yaml: \"replicas: 4\\n\"", hrNS))
+	editWebBoth(t, ns, hrNS, marker)
 	mf = waitFor("the edits", func(mf map[string]*dto.MetricFamily) bool {
 		d, _ := sample(mf, "helm_drift_divergences", with(release, "class", "DIFFERS"))
 		c, _ := sample(mf, "helm_drift_divergences", with(release, "class", "CHART-ONLY"))
