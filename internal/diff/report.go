@@ -1,6 +1,8 @@
 package diff
 
 import (
+	"strings"
+
 	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
@@ -237,6 +239,35 @@ type SummaryRow struct {
 	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
 	Error string `json:"error,omitempty"`
+}
+
+// The kinds of what a report or a summary row measured: a Helm release (diff release, diff
+// upgrade) or a Flux HelmRelease (diff helmrelease).
+const (
+	KindRelease     = "release"
+	KindHelmRelease = "helmrelease"
+)
+
+// identity is the kind, namespace and name of a measurement of release namespace/name, or of
+// helmRelease ("namespace/name") when it is set.
+func identity(helmRelease, namespace, release string) (kind, ns, name string) {
+	if helmRelease == "" {
+		return KindRelease, namespace, release
+	}
+	ns, name, _ = strings.Cut(helmRelease, "/")
+	return KindHelmRelease, ns, name
+}
+
+// Identity says what the row measured: its kind (KindRelease or KindHelmRelease), namespace
+// and name.
+func (r SummaryRow) Identity() (kind, namespace, name string) {
+	return identity(r.HelmRelease, r.Namespace, r.Release)
+}
+
+// Identity says what the report measured: its kind (KindRelease or KindHelmRelease),
+// namespace and name.
+func (r *Report) Identity() (kind, namespace, name string) {
+	return identity(r.HelmRelease, r.Namespace, r.Release)
 }
 
 // Summarise turns a report into its summary row.

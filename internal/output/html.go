@@ -28,7 +28,7 @@ var htmlTemplates = template.Must(template.New("html").Parse(consoleTemplates))
 
 // ConsoleRow is one release or HelmRelease in the console's table.
 type ConsoleRow struct {
-	// Kind is "release" or "helmrelease".
+	// Kind is diff.KindRelease or diff.KindHelmRelease.
 	Kind                     string
 	Context, Namespace, Name string
 	// Link is its page: an anchor in a file, a path when served.
@@ -93,11 +93,7 @@ func (r ConsoleRow) Classes() string {
 // NewConsoleRow is a summary row as the console shows it; willFail comes from its report
 // (the summary does not count it), measured is when its cluster was measured.
 func NewConsoleRow(row diff.SummaryRow, willFail int, measured string, served bool) ConsoleRow {
-	kind, ns, name := "release", row.Namespace, row.Release
-	if row.HelmRelease != "" {
-		kind = "helmrelease"
-		ns, name, _ = strings.Cut(row.HelmRelease, "/")
-	}
+	kind, ns, name := row.Identity()
 	c := ConsoleRow{Kind: kind, Context: row.Context, Namespace: ns, Name: name, Drift: row.Drift, Changes: row.Changes,
 		PendingDeletions: row.PendingDeletions, Unmeasured: row.Unmeasured, WillFail: willFail, Next: row.Next, Measured: measured,
 		Differs: row.Counts[compare.Differs], ChartOnly: row.Counts[compare.ChartOnly], ClusterOnly: row.Counts[compare.ClusterOnly],
@@ -200,12 +196,10 @@ type htmlLine struct {
 // the objects an upgrade prunes, and the suggested ignore rules in Flux's and Argo CD's syntax
 // when the measurement suggested them.
 func ReleaseSection(r *diff.Report, context string, opt Options) (template.HTML, error) {
-	kind, ns, name := "release", r.Namespace, r.Release
-	title := "Helm release " + r.Namespace + "/" + r.Release
-	if r.HelmRelease != "" {
-		kind = "helmrelease"
-		ns, name, _ = strings.Cut(r.HelmRelease, "/")
-		title = "HelmRelease " + r.HelmRelease
+	kind, ns, name := r.Identity()
+	title := "Helm release " + ns + "/" + name
+	if kind == diff.KindHelmRelease {
+		title = "HelmRelease " + ns + "/" + name
 	}
 	if context != "" {
 		title = context + ": " + title

@@ -36,11 +36,10 @@ func newConsoleBuilder() *consoleBuilder {
 	return &consoleBuilder{sections: map[string]template.HTML{}, willFail: map[string]int{}}
 }
 
+// rowKey is a measurement's page as the console keys it: "kind/namespace/name".
 func rowKey(row diff.SummaryRow) string {
-	if row.HelmRelease != "" {
-		return "helmrelease/" + row.HelmRelease
-	}
-	return "release/" + row.Namespace + "/" + row.Release
+	kind, ns, name := row.Identity()
+	return kind + "/" + ns + "/" + name
 }
 
 // add renders one measured release's section and lets its report go.
@@ -102,7 +101,7 @@ func (s *Server) releasePage(kind string) http.HandlerFunc {
 		}
 		ns, name := r.PathValue("namespace"), r.PathValue("name")
 		what := "Helm release " + ns + "/" + name
-		if kind == "helmrelease" {
+		if kind == diff.KindHelmRelease {
 			what = "HelmRelease " + ns + "/" + name
 		}
 		section, ok := c.sections[kind+"/"+ns+"/"+name]

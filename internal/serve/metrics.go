@@ -1,19 +1,10 @@
 package serve
 
 import (
-	"strings"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
-)
-
-// The kinds a series is of: a Helm release (diff release) or a Flux HelmRelease (diff
-// helmrelease).
-const (
-	KindRelease     = "release"
-	KindHelmRelease = "helmrelease"
 )
 
 // classes are the divergence classes, one series each per release.
@@ -74,11 +65,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, r := range f.rows {
-		kind, ns, name := KindRelease, r.Namespace, r.Release
-		if r.HelmRelease != "" {
-			kind = KindHelmRelease
-			ns, name, _ = strings.Cut(r.HelmRelease, "/")
-		}
+		kind, ns, name := r.Identity()
 		if r.Error != "" {
 			gauge(failed, 1, ns, name, kind)
 			continue
@@ -89,7 +76,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(pending, float64(r.PendingDeletions), ns, name, kind)
 		gauge(unmeasured, float64(r.Unmeasured), ns, name, kind)
 		gauge(compared, float64(r.Compared), ns, name, kind)
-		if kind == KindHelmRelease && r.Next != "" {
+		if kind == diff.KindHelmRelease && r.Next != "" {
 			gauge(nextReconcile, 1, ns, name, kind, r.Next)
 		}
 	}

@@ -281,8 +281,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	if !s.NoConsole {
 		mux.Handle("GET /{$}", s.page(s.consolePage))
-		mux.Handle("GET /release/{namespace}/{name}", s.page(s.releasePage("release")))
-		mux.Handle("GET /helmrelease/{namespace}/{name}", s.page(s.releasePage("helmrelease")))
+		mux.Handle("GET /"+diff.KindRelease+"/{namespace}/{name}", s.page(s.releasePage(diff.KindRelease)))
+		mux.Handle("GET /"+diff.KindHelmRelease+"/{namespace}/{name}", s.page(s.releasePage(diff.KindHelmRelease)))
 		mux.HandleFunc("GET /signin", s.signinPage)
 		mux.HandleFunc("POST /signin", s.signin)
 		mux.HandleFunc("POST /signout", s.signout)
