@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/diff/difftest"
 	"github.com/helm-drift/helm-drift/internal/output"
+	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
 // The fleet's release: the webapp chart's objects, and the same in the cluster after a scale,
@@ -73,19 +73,6 @@ spec:
 `
 )
 
-// browserPath is Debian's headless Chromium, or "" when there is none.
-func browserPath() string {
-	for _, p := range []string{os.Getenv("HELM_DRIFT_CHROMIUM"), "/usr/bin/chromium-headless-shell", "/usr/bin/chromium"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // openPage loads file in headless Chromium and returns the tab and the milliseconds from the
 // navigation's start to the first contentful paint.
 func openPage(t *testing.T, ctx context.Context, file string) float64 {
@@ -118,7 +105,7 @@ func TestConsoleCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
 	}
-	path := browserPath()
+	path := testenv.Chromium()
 	if path == "" {
 		t.Skip("no headless Chromium (apt-get install chromium-headless-shell)")
 	}
@@ -166,9 +153,10 @@ func TestConsoleCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
+	for flag, v := range testenv.ChromiumFlags {
+		opts = append(opts, chromedp.Flag(flag, v))
+	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -25,35 +24,22 @@ import (
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
-// browserPath is Debian's headless Chromium (.ci/run installs chromium-headless-shell), or a
-// full Chromium; "" when there is none.
-func browserPath() string {
-	for _, p := range []string{os.Getenv("HELM_DRIFT_CHROMIUM"), "/usr/bin/chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell", "/usr/bin/chromium"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
 // browser starts headless Chromium for one test (as the machines here run it: no sandbox as
 // root, no background networking, a new profile) and returns a context that drives it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path := browserPath()
+	path := testenv.Chromium()
 	if path == "" {
 		if os.Getenv("CI") != "" {
 			t.Fatal("no headless Chromium: .ci/run installs Debian's chromium-headless-shell")
 		}
 		t.Skip("no headless Chromium (apt-get install chromium-headless-shell, or set HELM_DRIFT_CHROMIUM)")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000), chromedp.IgnoreCertErrors,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true))
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000), chromedp.IgnoreCertErrors)
+	for flag, v := range testenv.ChromiumFlags {
+		opts = append(opts, chromedp.Flag(flag, v))
+	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
