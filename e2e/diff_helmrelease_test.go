@@ -25,6 +25,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/output"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -87,6 +88,27 @@ spec:
 // applyWebHelmRelease applies, in ns, the OCIRepository of repo, the values ConfigMap
 // (replicas 3), the values Secret holding password, and webHelmRelease with drift detection
 // enabled.
+// sameInputAsTestdata fails unless the HelmRelease applyWebHelmRelease applies in ns is
+// testdata/helmrelease/web's in namespace team-a, field for field.
+func sameInputAsTestdata(t *testing.T, ns string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata/helmrelease/web/input.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(string(data), "\n---\n")
+	var fromTestdata, applied map[string]any
+	if err := sigsyaml.Unmarshal([]byte(docs[len(docs)-1]), &fromTestdata); err != nil {
+		t.Fatal(err)
+	}
+	if err := sigsyaml.Unmarshal([]byte(webHelmRelease("team-a", "enabled", "1.28")), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromTestdata, applied) {
+		t.Fatalf("testdata/helmrelease/web/input.yaml's HelmRelease is not webHelmRelease's:\n%v\n%v", fromTestdata, applied)
+	}
+}
+
 func applyWebHelmRelease(t *testing.T, ns, repo, password string) {
 	t.Helper()
 	applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
@@ -269,6 +291,21 @@ func TestDiffHelmRelease(t *testing.T) {
 	sameObjects(t, "OCIRepository chartRef", r.Manifest, stored.Manifest, ns)
 	if r.Chart.Metadata.Version != stored.Chart.Metadata.Version {
 		t.Errorf("chart version %s, helm-controller stored %s", r.Chart.Metadata.Version, stored.Chart.Metadata.Version)
+	}
+	// The same render with no cluster: helmcontroller's TestBuildWithoutCluster renders the
+	// HelmRelease of testdata/helmrelease/web (this one, in namespace team-a) into its golden
+	// manifest, which -o manifest prints here against the cluster.
+	sameInputAsTestdata(t, ns)
+	want, err := os.ReadFile(filepath.Join(repoRoot, "testdata/helmrelease/web/manifest.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantOut strings.Builder
+	if err := output.WriteManifest(&wantOut, strings.ReplaceAll(string(want), "team-a", ns)); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := hrDiff(t, "web", "-n", ns, "-o", "manifest"); code != 0 || out != wantOut.String() {
+		t.Errorf("diff helmrelease -o manifest (exit %d) is not the render made with no cluster:\n%s\nwant:\n%s", code, out, wantOut.String())
 	}
 	for _, mode := range []string{"offline", "server"} {
 		out, code := hrDiff(t, "web", "-n", ns, "--normalize", mode)

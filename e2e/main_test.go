@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/creack/pty"
@@ -190,7 +191,36 @@ func helmDrift(stdin string, args ...string) (string, string, int) {
 			code = ee.ExitCode()
 		}
 	}
+	recordReport(args, stdout.String(), code)
 	return stdout.String(), stderr.String(), code
+}
+
+// reportsSeen numbers the reports recordReport keeps.
+var reportsSeen atomic.Int64
+
+// recordReport keeps, in $HELM_DRIFT_E2E_REPORTS when set (scripts/test.sh sets it), the JSON
+// report of every diff of one release the end-to-end tests run, with its arguments and exit
+// code: internal/cli's TestExitCodeOneAndAll then judges each one as one release and as a row
+// of --all, and wants the code the binary gave both ways.
+func recordReport(args []string, stdout string, code int) {
+	dir := os.Getenv("HELM_DRIFT_E2E_REPORTS")
+	if dir == "" || len(args) < 2 || args[0] != "diff" || code < 0 || code > 3 {
+		return
+	}
+	json := false
+	for i, a := range args {
+		switch {
+		case a == "--all" || a == "-A" || a == "--all-contexts" || a == "--":
+			return
+		case a == "-o=json" || a == "--output=json" || (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			json = true
+		}
+	}
+	if !json || !strings.HasPrefix(strings.TrimSpace(stdout), "{") {
+		return
+	}
+	name := filepath.Join(dir, fmt.Sprintf("report-%04d.txt", reportsSeen.Add(1)))
+	os.WriteFile(name, []byte(fmt.Sprintf("%d\n%s\n%s", code, strings.Join(args, "\x00"), stdout)), 0o644)
 }
 
 // onTerminal runs helm-drift with args and env, its stdout (stdoutTTY) or its stderr on a

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -247,17 +246,9 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	vals, err := helmcontroller.Values(ctx, get, hr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
 	proxy, err := d.Config.ServiceProxy()
 	if err != nil {
 		return nil, err
-	}
-	ch, src, err := helmcontroller.LoadChart(ctx, hr, helmcontroller.ChartOptions{Get: get, Proxy: proxy, PlainHTTP: d.PlainHTTP, Artifacts: &shared.artifacts})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	id := helmcontroller.IdentityOf(hr)
 	// helm-controller acts as the HelmRelease's service account for the whole Helm
@@ -292,36 +283,25 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		// makes the one check of theirs that would stop the upgrade.
 		cfg.KubeClient = unbuilt4{cfg.KubeClient}
 	}
-	again := deepCopy(vals) // the SDK may change the map it is given
-	r, err := helmcontroller.Render(ctx, hr, ch, vals, helmcontroller.RenderOptions{Config: cfg, Last: last, LastKnown: true})
-	if err != nil {
+	// Rendered twice, as diff upgrade renders: a field the two renders disagree on (a
+	// generated certificate or password) changes on every reconcile that renders.
+	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: get, Config: cfg, Last: last, LastKnown: true, Rerender: !d.ManifestOnly,
+		Charts: helmcontroller.ChartOptions{Proxy: proxy, PlainHTTP: d.PlainHTTP, Artifacts: &shared.artifacts}})
+	var be *helmcontroller.BuildError
+	switch {
+	case errors.As(err, &be) && be.Stage == helmcontroller.StageRender:
 		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	r, ch := b.Rendered, b.Chart
 	if last != nil {
 		if err := d.Config.upgradable(r.Manifest, last.Manifest); err != nil {
 			return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 		}
 	}
-	r.Source = src
 	if d.ManifestOnly {
 		return &Result{Manifest: r.Manifest}, nil
-	}
-	// Rendered twice, as diff upgrade renders: a field the two renders disagree on (a
-	// generated certificate or password) changes on every reconcile that renders.
-	// Only what can render differently renders again (see rerender4).
-	var previous map[string]any
-	if last != nil {
-		previous = last.Config
-	}
-	rerendered, err := rerender4(ch, r.Manifest, func(c *chartv2.Chart) (string, error) {
-		r2, err := helmcontroller.Render(ctx, hr, c, deepCopy(again), helmcontroller.RenderOptions{Config: cfg, Last: last, LastKnown: true})
-		if err != nil {
-			return "", err
-		}
-		return r2.Manifest, nil
-	}, again, previous)
-	if err != nil {
-		return nil, fmt.Errorf("%s%s: %w", name, asWhom(lookup), err)
 	}
 	next := helmcontroller.NextReconcile(hr, last, r)
 	var ignore []flux.IgnoreRule
@@ -338,8 +318,8 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 	in := diff.Input{Release: id.Name, Namespace: id.Namespace, Desired: r.Manifest,
 		HelmRelease: hr.Namespace + "/" + hr.Name, HelmReleaseRules: ignore, Next: &next,
 		Rendered: true, SameInputs: helmcontroller.SameInputs(hr, last, r),
-		Rerender: rerendered, CountUnstable: d.CountUnstable,
-		CRDs: chartCRDs(ch), CRDPolicy: crds,
+		Rerender: b.Rerender, CountUnstable: d.CountUnstable,
+		CRDs: b.CRDs, CRDPolicy: crds,
 		Apply: diff.ApplyClientSide, ForceConflicts: policy.ForceConflicts, ForceReplace: policy.ForceReplace, TakeOwnership: policy.TakeOwnership}
 	if policy.ServerSide {
 		in.Apply = diff.ApplyServerSide
@@ -352,7 +332,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 		return nil, err
 	}
 	rep.Engine = "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers) of chart " + ch.Name() + "-" + ch.Metadata.Version
-	rep.Source, rep.Lookup = src.String(), lookup
+	rep.Source, rep.Lookup = r.Source.String(), lookup
 	return &Result{Report: rep}, nil
 }
 
@@ -368,14 +348,4 @@ func asWhom(l *diff.Lookup) string {
 	default:
 		return " (as you, not as " + l.Account + ": " + l.Reason + ")"
 	}
-}
-
-// chartCRDs are the CRDs of the chart's crds/ directories (its dependencies' too), as one
-// manifest.
-func chartCRDs(ch *chartv2.Chart) string {
-	var b strings.Builder
-	for _, c := range ch.CRDObjects() {
-		writeCRD(&b, c.Filename, c.File.Data)
-	}
-	return b.String()
 }

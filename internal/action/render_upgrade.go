@@ -218,7 +218,7 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 	if rerendered != nil {
 		r.Again = r.Manifest
 		if len(rerendered) > 0 {
-			r.Again = splice(r.Manifest, twinned, rerendered)
+			r.Again = varying.Splice(r.Manifest, twinned, rerendered)
 		}
 	}
 	r.Inputs = inputs.digest()
@@ -230,11 +230,6 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 	}
 	r.Offline = sdk.renderedOffline()
 	return r, nil
-}
-
-// writeCRD writes one crds/ file as documents of a manifest.
-func writeCRD(b *strings.Builder, filename string, data []byte) {
-	fmt.Fprintf(b, "---\n# Source: %s\n%s\n", filename, strings.TrimSpace(string(data)))
 }
 
 // crdsNotServed tells the dry-run failure of an install whose custom resources' kinds are not

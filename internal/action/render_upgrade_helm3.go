@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
@@ -103,16 +104,16 @@ func (u *upgrade3) variance() (varying.Analysis, bool) {
 	if err != nil {
 		return varying.Analysis{}, false
 	}
-	templates, texts := chartTree3(u.ch)
-	return analyze(templates, texts, vals, u.stored.previous), true
+	templates, texts := varying.ChartTree3(u.ch)
+	return varying.AnalyzeChart(templates, texts, vals, u.stored.previous), true
 }
 
-func (u *upgrade3) keep(names map[string]bool) { keep3(u.ch, names) }
+func (u *upgrade3) keep(names map[string]bool) { varying.Keep3(u.ch, names) }
 
 func (u *upgrade3) crds() string {
 	var b strings.Builder
 	for _, c := range u.ch.CRDObjects() {
-		writeCRD(&b, c.Filename, c.File.Data)
+		helmcontroller.WriteCRD(&b, c.Filename, c.File.Data)
 	}
 	return b.String()
 }

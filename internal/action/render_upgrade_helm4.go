@@ -17,6 +17,7 @@ import (
 	registry4 "helm.sh/helm/v4/pkg/registry"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
@@ -116,13 +117,13 @@ func (u *upgrade4) variance() (varying.Analysis, bool) {
 	if err != nil {
 		return varying.Analysis{}, false
 	}
-	templates, texts := chartTree4(ch)
-	return analyze(templates, texts, vals, u.stored.previous), true
+	templates, texts := varying.ChartTree4(ch)
+	return varying.AnalyzeChart(templates, texts, vals, u.stored.previous), true
 }
 
 func (u *upgrade4) keep(names map[string]bool) {
 	if ch, ok := u.ch.(*chartv2.Chart); ok {
-		u.ch = cut4(ch, names)
+		u.ch = varying.Cut4(ch, names)
 	}
 }
 
@@ -131,7 +132,7 @@ func (u *upgrade4) crds() string {
 	if !ok {
 		return "" // a chart API other than v2 (Helm 4's v3 charts): none read
 	}
-	return chartCRDs(ch)
+	return helmcontroller.ChartCRDs(ch)
 }
 
 func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {

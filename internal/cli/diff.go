@@ -18,12 +18,6 @@ import (
 	"github.com/helm-drift/helm-drift/internal/output"
 )
 
-// The values of --exit-code-on.
-const (
-	exitOnChange = "change"
-	exitOnDrift  = "drift"
-)
-
 // Exit codes of diff.
 const (
 	// ExitDrift: diff found divergences.
@@ -31,6 +25,23 @@ const (
 	// ExitUnmeasured: diff could not measure (an object or kind unreadable, the API unreachable).
 	ExitUnmeasured = 3
 )
+
+// exitCode is the one exit-code policy of every diff, of one release or of many: the worst
+// verdict of the tallies (3 if anything could not be measured, else 2 if anything diverges by
+// on, else 0).
+func exitCode(on diff.ExitOn, tallies ...diff.Tally) int {
+	worst := diff.Clean
+	for _, t := range tallies {
+		worst = max(worst, t.Verdict(on))
+	}
+	switch worst {
+	case diff.Unmeasured:
+		return ExitUnmeasured
+	case diff.Diverging:
+		return ExitDrift
+	}
+	return ExitOK
+}
 
 const diffUsage = `Compares what a release should be with the live cluster, field by field: DIFFERS,
 CHART-ONLY, CLUSTER-ONLY, SHADOWS. An API-server default is never drift; a Secret's value is
@@ -77,7 +88,7 @@ type diffCommon struct {
 	ignore     []string
 	ignoreFile string
 	stats      bool
-	exitOn     string
+	exitOn     diff.ExitOn
 	out        outputFlags
 	kube       kubeOptions
 	// stamp is when and against what the run measures (one cluster).
@@ -115,7 +126,7 @@ func (c *diffCommon) bind(fs *pflag.FlagSet, manifest bool) {
 	fs.StringVar((*string)(&c.measure.Normalize), "normalize", string(diff.Auto), "how API-server defaults are told from drift: server (a dry-run create per object), offline (the API server's defaulting, run in this process; get/list RBAC only) or auto (server where permitted)")
 	fs.IntVar(&c.measure.Workers, "concurrency", 8, "requests in flight at most (1-64)")
 	fs.BoolVar(&c.stats, "stats", false, "print the API requests made to stderr")
-	fs.StringVar(&c.exitOn, "exit-code-on", exitOnChange, "what exits 2: change (any divergence, pending deletion or object to prune: what the upgrade would change, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied: a sentinel that stays quiet on changes the chart alone brings)")
+	fs.StringVar((*string)(&c.exitOn), "exit-code-on", string(diff.ExitOnChange), "what exits 2: change (any divergence, pending deletion, object to prune, object Helm or the API server would refuse: what the upgrade would change or fail on, as helm-diff's --detailed-exitcode) or drift (only fields the cluster moved away from what the stored release applied, and an upgrade that will fail: a sentinel that stays quiet on changes the chart alone brings); the same for one release and for --all")
 }
 
 // validate checks the shared flags; one says whether this run prints one release.
@@ -126,7 +137,7 @@ func (c *diffCommon) validate(one bool) error {
 	switch n := c.measure.Normalize; {
 	case n != diff.Server && n != diff.Offline && n != diff.Auto:
 		return fmt.Errorf("--normalize %q: want server, offline or auto", n)
-	case c.exitOn != exitOnChange && c.exitOn != exitOnDrift:
+	case c.exitOn != diff.ExitOnChange && c.exitOn != diff.ExitOnDrift:
 		return fmt.Errorf("--exit-code-on %q: want change or drift", c.exitOn)
 	case c.measure.Workers < 1 || c.measure.Workers > 64:
 		return fmt.Errorf("--concurrency %d: want 1 to 64", c.measure.Workers)
@@ -359,21 +370,16 @@ func (c *diffCommon) report(measure func() (*diff.Report, error), out, errOut io
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
-	if !rep.Measured() {
-		for _, obj := range rep.Objects {
-			if obj.Error != "" {
-				fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", obj.Object, obj.Error)
-			}
+	for _, obj := range rep.Objects {
+		if obj.Error != "" {
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", obj.Object, obj.Error)
 		}
-		return ExitUnmeasured
 	}
-	if c.out.externalDiff() != "" {
-		return external
+	code := exitCode(c.exitOn, rep.Tally())
+	if c.out.externalDiff() != "" && code != ExitUnmeasured {
+		return external // the program's, as kubectl diff passes it through
 	}
-	if c.exitOn == exitOnDrift && rep.ClusterMoved() || c.exitOn != exitOnDrift && rep.Diverges() {
-		return ExitDrift
-	}
-	return ExitOK
+	return code
 }
 
 // writeSummary prints the summary rows of a --all run, then on stderr what could not be
@@ -407,28 +413,24 @@ func (c *diffCommon) writeSummary(s *action.Summary, err error, name func(diff.S
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)
 		return ExitError
 	}
-	code := ExitOK
+	tallies := make([]diff.Tally, 0, len(s.Rows)+1)
 	for _, cl := range s.Clusters {
 		if cl.Error != "" {
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure context %s: %s\n", cl.Context, cl.Error)
-			code = ExitUnmeasured
+			tallies = append(tallies, diff.Tally{Failed: true})
 		}
 	}
 	for _, u := range s.Unmeasured {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
-		code = ExitUnmeasured
+		tallies = append(tallies, diff.Tally{Failed: true})
 	}
 	for _, r := range s.Rows {
-		switch {
-		case r.Error != "":
+		if r.Error != "" {
 			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)
-			code = ExitUnmeasured
-		case code == ExitOK && c.exitOn == exitOnDrift && r.Drift > 0:
-			code = ExitDrift
-		case code == ExitOK && c.exitOn != exitOnDrift && (r.Divergences > 0 || r.PendingDeletions > 0 || r.Unmeasured > 0):
-			code = ExitDrift
 		}
+		tallies = append(tallies, r.Tally())
 	}
+	code := exitCode(c.exitOn, tallies...)
 	if external >= 0 && code != ExitUnmeasured {
 		return external // the program's, as kubectl diff passes it through
 	}

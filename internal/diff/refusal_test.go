@@ -72,7 +72,7 @@ func TestRunWillFail(t *testing.T) {
 			continue
 		}
 		o := rep.Objects[0]
-		if o.Refusal == nil || o.Refusal.Field != "data" || o.Rows[0].Resolved || !rep.Diverges() || !rep.ClusterMoved() {
+		if o.Refusal == nil || o.Refusal.Field != "data" || o.Rows[0].Resolved || rep.Tally().Verdict(ExitOnChange) != Diverging || rep.Tally().Verdict(ExitOnDrift) != Diverging {
 			t.Errorf("%s: refusal %+v, rows %+v: want the rows unresolved and the report drifted", tc.mode, o.Refusal, o.Rows)
 		}
 	}

@@ -191,28 +191,6 @@ type Prune struct {
 	View *compare.View `json:"-"`
 }
 
-// Measured reports whether every object could be measured.
-func (r *Report) Measured() bool { return r.Unmeasured == 0 }
-
-// ClusterMoved reports whether the cluster moved anywhere (a counted row the cluster moved,
-// alone or with the chart), or the upgrade will fail: what exits 2 with --exit-code-on=drift.
-func (r *Report) ClusterMoved() bool { return r.DriftRows > 0 || r.WillFail > 0 }
-
-// Diverges reports whether the report shows any divergence, pending deletion, refusal or
-// WILL-FAIL, or an object an upgrade would really delete (one kept by helm.sh/resource-policy:
-// keep, or already gone, is listed but is no change on its own): what exits 2 by default.
-func (r *Report) Diverges() bool {
-	if r.Divergences > 0 || r.PendingDeletions > 0 || r.Refused > 0 || r.WillFail > 0 {
-		return true
-	}
-	for _, p := range r.Prune {
-		if p.Live && !p.Keep {
-			return true
-		}
-	}
-	return false
-}
-
 // SummaryRow is one release of "diff release --all".
 type SummaryRow struct {
 	// Report is the release's whole report, kept for the line views (Input.Views).
@@ -235,6 +213,11 @@ type SummaryRow struct {
 	// Drift and Changes split the divergences: the cluster moved, or only the chart did.
 	Drift   int `json:"drift"`
 	Changes int `json:"changes"`
+	// Refused and WillFail count the objects Helm, or the API server, would refuse: the
+	// upgrade fails. Prunes counts the objects the upgrade would delete (live, not kept).
+	Refused  int `json:"refused,omitempty"`
+	WillFail int `json:"willFail,omitempty"`
+	Prunes   int `json:"prunes,omitempty"`
 	// Unmeasured counts the objects that could not be measured.
 	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
@@ -272,7 +255,8 @@ func (r *Report) Identity() (kind, namespace, name string) {
 
 // Summarise turns a report into its summary row.
 func Summarise(r *Report) SummaryRow {
-	row := SummaryRow{Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
+	t := r.Tally()
+	row := SummaryRow{Refused: t.Refused, WillFail: t.WillFail, Prunes: t.Prunes, Release: r.Release, Namespace: r.Namespace, Revision: r.Revision, Divergences: r.Divergences,
 		Compared: r.Compared, Counts: r.Counts, PendingDeletions: r.PendingDeletions, Drift: r.DriftRows, Changes: r.Changes, Unmeasured: r.Unmeasured,
 		Suggested: r.Suggested}
 	if r.Next != nil {

@@ -7,6 +7,7 @@ import (
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	action4 "helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
@@ -37,8 +38,11 @@ type RenderOptions struct {
 	// Config is the Helm 4 SDK's action configuration: storage in the release's storage
 	// namespace (Identity.Storage), cluster access for lookup and capabilities.
 	Config *action4.Configuration
-	// Offline renders without asking the cluster (lookup answers nothing).
-	Offline bool
+	// Offline renders without asking the cluster (lookup answers nothing), with the
+	// capabilities KubeVersion (nil: the SDK's default) and APIVersions, as helm template.
+	Offline     bool
+	KubeVersion *common.KubeVersion
+	APIVersions []string
 	// Last, with LastKnown, is the release's last revision as the caller read it (nil: none),
 	// so that Render does not read the storage again.
 	Last      *release4.Release
@@ -100,6 +104,7 @@ func Render(ctx context.Context, hr *v2.HelmRelease, ch *chartv2.Chart, vals map
 		in := action4.NewInstall(o.Config)
 		in.ReleaseName, in.Namespace = id.Name, id.Namespace
 		in.DryRunStrategy = dry
+		in.KubeVersion, in.APIVersions = o.KubeVersion, o.APIVersions
 		in.Replace = true // a dry run may stand on an uninstalled release's name
 		in.TakeOwnership = !hr.GetInstall().DisableTakeOwnership
 		in.DisableHooks = hr.GetInstall().DisableHooks

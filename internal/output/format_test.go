@@ -75,26 +75,6 @@ func TestColour(t *testing.T) {
 	}
 }
 
-// TestDrift: an object to prune is drift only when an upgrade would delete it: kept by
-// helm.sh/resource-policy: keep, or already gone, it is listed but changes nothing.
-func TestDrift(t *testing.T) {
-	for name, tc := range map[string]struct {
-		rep  diff.Report
-		want bool
-	}{
-		"clean":              {diff.Report{}, false},
-		"a divergence":       {diff.Report{Divergences: 1}, true},
-		"a pending deletion": {diff.Report{PendingDeletions: 1}, true},
-		"prune, live":        {diff.Report{Prune: []diff.Prune{{Object: "ConfigMap a/b", Live: true}}}, true},
-		"prune, kept":        {diff.Report{Prune: []diff.Prune{{Object: "ConfigMap a/b", Live: true, Keep: true}}}, false},
-		"prune, gone":        {diff.Report{Prune: []diff.Prune{{Object: "ConfigMap a/b"}}}, false},
-	} {
-		if got := tc.rep.Diverges(); got != tc.want {
-			t.Errorf("%s: Drift() = %v, want %v", name, got, tc.want)
-		}
-	}
-}
-
 // summaryRows are the rows of a run over two clusters: one measured, one not at all.
 func summaryRows() ([]diff.SummaryRow, []diff.ClusterRun) {
 	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)

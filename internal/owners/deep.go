@@ -11,11 +11,8 @@ import (
 	"time"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
-	action4 "helm.sh/helm/v4/pkg/action"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
-	storage4 "helm.sh/helm/v4/pkg/storage"
-	driver4 "helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
@@ -161,9 +158,9 @@ func (d *deep) remember(o manifest.Object) {
 	}
 }
 
-// render renders a HelmRelease's chart as helm-controller would (internal/helmcontroller, offline:
-// lookup answers nothing) and returns the manifests, the chart's crds/ first, and the release
-// namespace.
+// render renders a HelmRelease's chart as helm-controller would, with no cluster (lookup
+// answers nothing; helmcontroller.Build, as diff helmrelease and diff tree render), and returns
+// the manifests, the chart's crds/ first, and the release namespace.
 func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]byte, string, error) {
 	obj, err := o.Decode()
 	if err != nil {
@@ -177,32 +174,32 @@ func (d *deep) render(ctx context.Context, o manifest.Object, hrNS string) ([]by
 	if err != nil {
 		return nil, "", err
 	}
-	vals, err := helmcontroller.Values(ctx, d.stream, hr)
+	ch, err := d.chartDir(o, hr)
 	if err != nil {
 		return nil, "", err
 	}
-	ch, err := d.chart(ctx, o, hr)
-	if err != nil {
-		return nil, "", err
-	}
-	cfg := action4.NewConfiguration()
-	cfg.Releases = storage4.Init(driver4.NewMemory())
-	r, err := helmcontroller.Render(ctx, hr, ch, vals, helmcontroller.RenderOptions{Config: cfg, Offline: true})
-	if err != nil {
+	// Read from the source's own spec (the registry or repository): a HelmRelease of a stream
+	// has no artifact yet.
+	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: d.stream, Chart: ch,
+		Charts: helmcontroller.ChartOptions{FromSpec: true, Timeout: d.opts.Timeout}})
+	var be *helmcontroller.BuildError
+	switch {
+	case errors.As(err, &be) && be.Stage == helmcontroller.StageChart:
+		return nil, "", fmt.Errorf("%w (or give the chart with --chart-dir %s/%s=PATH)", err, hr.Namespace, o.Name)
+	case err != nil:
 		return nil, "", err
 	}
 	var out bytes.Buffer
-	for _, crd := range ch.CRDObjects() {
+	for _, crd := range b.Chart.CRDObjects() {
 		fmt.Fprintf(&out, "---\n%s\n", crd.File.Data)
 	}
-	out.WriteString(r.Manifest)
-	return out.Bytes(), r.Namespace, nil
+	out.WriteString(b.Manifest)
+	return out.Bytes(), b.Namespace, nil
 }
 
-// chart finds the HelmRelease's chart: a --chart-dir, else its source read the way
-// helmcontroller reads it (from the source's registry or repository when the source, from the
-// stream, has no artifact).
-func (d *deep) chart(ctx context.Context, o manifest.Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
+// chartDir is the HelmRelease's chart given with --chart-dir (by namespace/name, name or chart
+// name), nil when none is.
+func (d *deep) chartDir(o manifest.Object, hr *v2.HelmRelease) (*chartv2.Chart, error) {
 	var chartName string
 	if hr.Spec.Chart != nil {
 		chartName = hr.Spec.Chart.Spec.Chart
@@ -216,11 +213,7 @@ func (d *deep) chart(ctx context.Context, o manifest.Object, hr *v2.HelmRelease)
 			return ch, nil
 		}
 	}
-	ch, _, err := helmcontroller.LoadChart(ctx, hr, helmcontroller.ChartOptions{Get: d.stream, FromSpec: true, Timeout: d.opts.Timeout})
-	if err != nil {
-		return nil, fmt.Errorf("%w (or give the chart with --chart-dir %s/%s=PATH)", err, hr.Namespace, o.Name)
-	}
-	return ch, nil
+	return nil, nil
 }
 
 // ParseChartDirs parses --chart-dir NAME=PATH values.

@@ -1,4 +1,4 @@
-package action
+package varying
 
 import (
 	"path"
@@ -8,14 +8,13 @@ import (
 	chart3 "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-
-	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
 // The second render of an upgrade finds the fields that differ between two renders of the
 // same inputs. Only the templates that can render differently need that second render (see
-// package varying): the twin is given those, and what they include, and its manifest is the
-// first render's with those templates' documents replaced (splice).
+// Analyze): the twin is given those, and what they include, and its manifest is the first
+// render's with those templates' documents replaced (Splice). This file reads the charts of
+// both Helm SDKs for it.
 
 // treeChart is a chart of either Helm SDK, as chartTree walks it.
 type treeChart[C any] interface {
@@ -27,8 +26,8 @@ type treeChart[C any] interface {
 // as the engine names them (the chart's full path and the file's), and the texts tpl may be
 // given (the values' strings, the files). own reads one chart of either SDK: its templates
 // (named within it), its values and its files.
-func chartTree[C treeChart[C]](ch C, own func(C) (templates []varying.Template, values map[string]any, files [][]byte)) ([]varying.Template, []string) {
-	var templates []varying.Template
+func chartTree[C treeChart[C]](ch C, own func(C) (templates []Template, values map[string]any, files [][]byte)) ([]Template, []string) {
+	var templates []Template
 	var texts []string
 	var walk func(c C)
 	walk = func(c C) {
@@ -37,7 +36,7 @@ func chartTree[C treeChart[C]](ch C, own func(C) (templates []varying.Template, 
 		}
 		ts, values, files := own(c)
 		for _, t := range ts {
-			templates = append(templates, varying.Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
+			templates = append(templates, Template{Name: path.Join(c.ChartFullPath(), t.Name), Data: t.Data})
 		}
 		texts = appendStrings(texts, values)
 		for _, f := range files {
@@ -48,12 +47,12 @@ func chartTree[C treeChart[C]](ch C, own func(C) (templates []varying.Template, 
 	return templates, texts
 }
 
-// chartTree3 is chartTree for a Helm 3 chart.
-func chartTree3(ch *chart3.Chart) ([]varying.Template, []string) {
-	return chartTree(ch, func(c *chart3.Chart) (templates []varying.Template, values map[string]any, files [][]byte) {
+// ChartTree3 is chartTree for a Helm 3 chart.
+func ChartTree3(ch *chart3.Chart) ([]Template, []string) {
+	return chartTree(ch, func(c *chart3.Chart) (templates []Template, values map[string]any, files [][]byte) {
 		for _, t := range c.Templates {
 			if t != nil {
-				templates = append(templates, varying.Template{Name: t.Name, Data: t.Data})
+				templates = append(templates, Template{Name: t.Name, Data: t.Data})
 			}
 		}
 		for _, f := range c.Files {
@@ -65,22 +64,22 @@ func chartTree3(ch *chart3.Chart) ([]varying.Template, []string) {
 	})
 }
 
-// keep3 leaves in ch and its dependencies only the templates in keep.
-func keep3(ch *chart3.Chart, keep map[string]bool) {
+// Keep3 leaves in ch and its dependencies only the templates in keep.
+func Keep3(ch *chart3.Chart, keep map[string]bool) {
 	for _, d := range ch.Dependencies() {
-		keep3(d, keep)
+		Keep3(d, keep)
 	}
 	ch.Templates = slices.DeleteFunc(ch.Templates, func(t *chart3.File) bool {
 		return t == nil || !keep[path.Join(ch.ChartFullPath(), t.Name)]
 	})
 }
 
-// chartTree4 is chartTree for a Helm 4 chart of chart API v2.
-func chartTree4(ch *chartv2.Chart) ([]varying.Template, []string) {
-	return chartTree(ch, func(c *chartv2.Chart) (templates []varying.Template, values map[string]any, files [][]byte) {
+// ChartTree4 is chartTree for a Helm 4 chart of chart API v2.
+func ChartTree4(ch *chartv2.Chart) ([]Template, []string) {
+	return chartTree(ch, func(c *chartv2.Chart) (templates []Template, values map[string]any, files [][]byte) {
 		for _, t := range c.Templates {
 			if t != nil {
-				templates = append(templates, varying.Template{Name: t.Name, Data: t.Data})
+				templates = append(templates, Template{Name: t.Name, Data: t.Data})
 			}
 		}
 		for _, f := range c.Files {
@@ -92,22 +91,22 @@ func chartTree4(ch *chartv2.Chart) ([]varying.Template, []string) {
 	})
 }
 
-// analyze reads a chart's templates with the texts tpl may be given: the chart's own (see
-// chartTree3), and the strings of the values given to the render and of the release's last.
-func analyze(templates []varying.Template, texts []string, values ...map[string]any) varying.Analysis {
+// AnalyzeChart reads a chart's templates with the texts tpl may be given: the chart's own (see
+// ChartTree3), and the strings of the values given to the render and of the release's last.
+func AnalyzeChart(templates []Template, texts []string, values ...map[string]any) Analysis {
 	for _, v := range values {
 		texts = appendStrings(texts, v)
 	}
-	return varying.Analyze(templates, texts)
+	return Analyze(templates, texts)
 }
 
-// cut4 is a copy of ch and its dependencies that holds only the templates in keep (the rest
+// Cut4 is a copy of ch and its dependencies that holds only the templates in keep (the rest
 // of each chart is shared with ch).
-func cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
+func Cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
 	c := *ch
 	var deps []*chartv2.Chart
 	for _, d := range ch.Dependencies() {
-		deps = append(deps, cut4(d, keep))
+		deps = append(deps, Cut4(d, keep))
 	}
 	c.SetDependencies(deps...)
 	c.Templates = slices.DeleteFunc(slices.Clone(ch.Templates), func(t *common.File) bool {
@@ -116,7 +115,7 @@ func cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
 	return &c
 }
 
-// rerender4 is the second render of a chart that render (helm-controller's: the Helm 4 SDK's,
+// Rerender4 is the second render of a chart that render (helm-controller's: the Helm 4 SDK's,
 // its post-renderers included) rendered as first: only the templates that can render
 // differently, their documents spliced into first; every template when the analysis cannot
 // tell, or when the cut chart does not render. helm-controller's post-renderers (kustomize
@@ -124,17 +123,17 @@ func cut4(ch *chartv2.Chart, keep map[string]bool) *chartv2.Chart {
 // cut chart come out as the whole chart's do; a patch whose target the cut chart lacks fails
 // its render, and the whole chart renders again. (diff upgrade's --post-renderer, any
 // program given the whole manifest, always renders the whole chart.)
-func rerender4(ch *chartv2.Chart, first string, render func(*chartv2.Chart) (string, error), values ...map[string]any) (string, error) {
-	templates, texts := chartTree4(ch)
-	a := analyze(templates, texts, values...)
+func Rerender4(ch *chartv2.Chart, first string, render func(*chartv2.Chart) (string, error), values ...map[string]any) (string, error) {
+	templates, texts := ChartTree4(ch)
+	a := AnalyzeChart(templates, texts, values...)
 	if a.All {
 		return render(ch)
 	}
 	if len(a.Rerender) == 0 {
 		return first, nil
 	}
-	if second, err := render(cut4(ch, a.Keep)); err == nil {
-		return splice(first, second, a.Rerender), nil
+	if second, err := render(Cut4(ch, a.Keep)); err == nil {
+		return Splice(first, second, a.Rerender), nil
 	}
 	return render(ch)
 }
@@ -159,11 +158,11 @@ func appendStrings(texts []string, v any) []string {
 	return texts
 }
 
-// splice returns the manifest first with the documents of the templates in again replaced by
+// Splice returns the manifest first with the documents of the templates in again replaced by
 // second's: the k-th document of such a template in first by its k-th in second (a template
 // may render a different number of them: the extra ones are added at the end, the missing
 // ones dropped). Helm writes each document as "---\n# Source: TEMPLATE\n...".
-func splice(first, second string, again map[string]string) string {
+func Splice(first, second string, again map[string]string) string {
 	fresh := map[string][]string{}
 	var order []string
 	for _, d := range manifestDocs(second) {

@@ -1,4 +1,4 @@
-package action
+package varying
 
 import (
 	"fmt"
@@ -39,8 +39,8 @@ func TestSteadyCorpus(t *testing.T) {
 				}
 			}
 			ch := load(t, path)
-			templates, texts := chartTree3(ch)
-			a := analyze(templates, texts, vals)
+			templates, texts := ChartTree3(ch)
+			a := AnalyzeChart(templates, texts, vals)
 			first, second := render(t, load(t, path), vals), render(t, load(t, path), vals)
 			for name, out := range first {
 				if out != second[name] && !a.All && a.Rerender[name] == "" {
@@ -52,7 +52,7 @@ func TestSteadyCorpus(t *testing.T) {
 				return
 			}
 			cut := load(t, path)
-			keep3(cut, a.Keep)
+			Keep3(cut, a.Keep)
 			again := render(t, cut, vals)
 			for name := range a.Rerender {
 				if _, ok := first[name]; ok {
@@ -78,7 +78,7 @@ func load(t *testing.T, path string) *chart.Chart {
 // render renders ch as helm template does (no cluster: lookup answers nothing).
 func render(t *testing.T, ch *chart.Chart, vals map[string]any) map[string]string {
 	t.Helper()
-	v := deepCopy(vals)
+	v := copyValues(vals)
 	if err := chartutil.ProcessDependenciesWithMerge(ch, v); err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +113,10 @@ func TestSplice(t *testing.T) {
 	again := map[string]string{"c/templates/s.yaml": "randAlphaNum", "c/templates/t.yaml": "uuidv4"}
 	want := doc("c/templates/a.yaml", "a: 1") + doc("c/templates/s.yaml", "s: X") + doc("c/templates/b.yaml", "b: 1") +
 		doc("c/templates/s.yaml", "s: Y") + doc("c/templates/t.yaml", "t: X") + doc("c/templates/s.yaml", "s: Z")
-	if got := splice(first, second, again); got != want {
+	if got := Splice(first, second, again); got != want {
 		t.Errorf("splice:\n%s\nwant:\n%s", got, want)
 	}
-	if got := splice(first, first, again); got != first {
+	if got := Splice(first, first, again); got != first {
 		t.Errorf("the same render spliced in: not the first byte for byte:\n%s", got)
 	}
 	if got := manifestDocs("x: 1\n" + doc("c/templates/a.yaml", "a: 1")); len(got) != 2 || got[0].source != "" || got[1].source != "c/templates/a.yaml" {
@@ -131,9 +131,9 @@ func TestCut4(t *testing.T) {
 	sub := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "sub"}, Templates: []*common.File{file("templates/a.yaml"), file("templates/_h.tpl")}}
 	top := &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "top"}, Templates: []*common.File{file("templates/b.yaml"), file("templates/c.yaml")}}
 	top.SetDependencies(sub)
-	cut := cut4(top, map[string]bool{"top/templates/c.yaml": true, "top/charts/sub/templates/_h.tpl": true})
+	cut := Cut4(top, map[string]bool{"top/templates/c.yaml": true, "top/charts/sub/templates/_h.tpl": true})
 	names := func(c *chartv2.Chart) []string {
-		templates, _ := chartTree4(c)
+		templates, _ := ChartTree4(c)
 		var out []string
 		for _, t := range templates {
 			out = append(out, t.Name)
@@ -147,4 +147,20 @@ func TestCut4(t *testing.T) {
 	if got := names(top); len(got) != 4 || top.Dependencies()[0].Parent() != top || len(sub.Templates) != 2 {
 		t.Errorf("the chart cut from changed: %v", got)
 	}
+}
+
+// copyValues copies a values tree of maps and lists: the engine changes the map it is given.
+func copyValues(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			out[k] = copyValues(v)
+		case []any:
+			out[k] = slices.Clone(v)
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }

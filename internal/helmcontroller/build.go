@@ -1,0 +1,188 @@
+package helmcontroller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	action4 "helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+	storage4 "helm.sh/helm/v4/pkg/storage"
+	driver4 "helm.sh/helm/v4/pkg/storage/driver"
+
+	"github.com/helm-drift/helm-drift/internal/varying"
+)
+
+// BuildOptions are what one HelmRelease's render reads besides the HelmRelease itself. The
+// cluster is one of them, and optional: without Config the render asks no API server.
+type BuildOptions struct {
+	// Get answers the HelmRelease's valuesFrom and its chart's source: a stream's objects, a
+	// repository's, the cluster (or a StreamFirst over them).
+	Get Getter
+	// Chart, when set, is the chart to render (a --chart-dir, a chart of a repository),
+	// rather than the one its source holds.
+	Chart *chartv2.Chart
+	// Charts say how the chart is read from its source (Charts.Get defaults to Get).
+	Charts ChartOptions
+	// Config, when set, is the cluster: the Helm 4 SDK's configuration with release storage in
+	// the release's storage namespace, lookup and capabilities from the API server. Nil
+	// renders with no cluster, as helm template does: an in-memory storage (no last release:
+	// an install), lookup answered as empty, capabilities from KubeVersion and APIVersions.
+	Config *action4.Configuration
+	// KubeVersion and APIVersions are the capabilities of a render without Config, as helm
+	// template's --kube-version and --api-versions ("": the Helm SDK's default version).
+	KubeVersion string
+	APIVersions []string
+	// Last, with LastKnown, is the release's last revision as the caller read it (nil: none).
+	Last      *release4.Release
+	LastKnown bool
+	// Rerender renders a second time what can render differently (Built.Rerender).
+	Rerender bool
+}
+
+// Built is a HelmRelease rendered as helm-controller would render it now.
+type Built struct {
+	*Rendered
+	// Rerender is a second render of the same inputs (BuildOptions.Rerender; "" otherwise):
+	// a field the two disagree on (a generated password) changes on every reconcile that
+	// renders.
+	Rerender string
+	// CRDs are the chart's crds/ (its dependencies' too), as one manifest.
+	CRDs string
+}
+
+// Build renders hr as helm-controller would: its values (spec.values over valuesFrom), its
+// chart (BuildOptions.Chart, else from its source), the Helm 4 SDK's install or upgrade with
+// helm-controller's settings and post-renderers (see Render); with or without a cluster.
+// diff helmrelease, owners --deep and diff tree all render through it.
+func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, error) {
+	vals, err := Values(ctx, o.Get, hr)
+	if err != nil {
+		return nil, &BuildError{Stage: StageValues, Err: err}
+	}
+	ch, src := o.Chart, Source{From: "given"}
+	if ch == nil {
+		co := o.Charts
+		if co.Get == nil {
+			co.Get = o.Get
+		}
+		if ch, src, err = LoadChart(ctx, hr, co); err != nil {
+			return nil, &BuildError{Stage: StageChart, Err: err}
+		}
+	}
+	ro := RenderOptions{Config: o.Config, Last: o.Last, LastKnown: o.LastKnown}
+	if o.Config == nil {
+		ro.Offline, ro.LastKnown, ro.Last = true, true, nil
+		if ro.KubeVersion, err = kubeVersion(o.KubeVersion); err != nil {
+			return nil, &BuildError{Stage: StageRender, Err: err}
+		}
+		ro.APIVersions = o.APIVersions
+		ro.Config = action4.NewConfiguration()
+		ro.Config.Releases = storage4.Init(driver4.NewMemory())
+	}
+	again := deepCopyValues(vals) // the SDK may change the map it is given
+	r, err := Render(ctx, hr, ch, vals, ro)
+	if err != nil {
+		return nil, &BuildError{Stage: StageRender, Err: err}
+	}
+	r.Source = src
+	b := &Built{Rendered: r, CRDs: ChartCRDs(ch)}
+	if !o.Rerender {
+		return b, nil
+	}
+	var previous map[string]any
+	if ro.Last != nil {
+		previous = ro.Last.Config
+	}
+	b.Rerender, err = varying.Rerender4(ch, r.Manifest, func(c *chartv2.Chart) (string, error) {
+		r2, err := Render(ctx, hr, c, deepCopyValues(again), ro)
+		if err != nil {
+			return "", err
+		}
+		return r2.Manifest, nil
+	}, again, previous)
+	if err != nil {
+		return nil, &BuildError{Stage: StageRender, Err: err}
+	}
+	return b, nil
+}
+
+// The stages of a build, for BuildError.
+const (
+	// StageValues: composing the values (a valuesFrom source missing or unreadable).
+	StageValues = "values"
+	// StageChart: reading the chart from its source.
+	StageChart = "chart"
+	// StageRender: the chart's render itself (its templates, its schema, its post-renderers,
+	// and with a cluster the answers to lookup).
+	StageRender = "render"
+)
+
+// BuildError is an error of one stage of a build: the caller says what to do about each (a
+// chart that cannot be read may be given locally; a render that failed as the HelmRelease's
+// account says so).
+type BuildError struct {
+	Stage string
+	Err   error
+}
+
+// Error is the stage's error.
+func (e *BuildError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the stage's error.
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// kubeVersion parses a --kube-version ("": nil, the SDK's default).
+func kubeVersion(v string) (*common.KubeVersion, error) {
+	if v == "" {
+		return nil, nil
+	}
+	kv, err := common.ParseKubeVersion(v)
+	if err != nil {
+		return nil, fmt.Errorf("--kube-version %q: %w (want e.g. v1.34.2)", v, err)
+	}
+	return kv, nil
+}
+
+// ChartCRDs are the CRDs of the chart's crds/ directories (its dependencies' too), as one
+// manifest.
+func ChartCRDs(ch *chartv2.Chart) string {
+	var b strings.Builder
+	for _, c := range ch.CRDObjects() {
+		WriteCRD(&b, c.Filename, c.File.Data)
+	}
+	return b.String()
+}
+
+// WriteCRD writes one file of a chart's crds/ to b as a manifest document, headed by its
+// Source line as Helm heads a template's.
+func WriteCRD(b *strings.Builder, filename string, data []byte) {
+	fmt.Fprintf(b, "---\n# Source: %s\n%s\n", filename, strings.TrimSpace(string(data)))
+}
+
+// deepCopyValues copies a values tree of maps and lists (the Helm SDK may change the map it
+// is given).
+func deepCopyValues(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return deepCopyValues(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = deepCopyValue(x)
+		}
+		return out
+	}
+	return v
+}
