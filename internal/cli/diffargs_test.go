@@ -78,3 +78,25 @@ func TestParseDiffDeployArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestMisplacedFlag: a flag of another verb is refused with the verbs that declare it (read
+// from their flag sets) and what the verb given compares instead.
+func TestMisplacedFlag(t *testing.T) {
+	for _, tc := range []struct{ verb, flag, want string }{
+		{"release", "file", `--file goes with "diff helmrelease": "diff release" compares the stored manifest`},
+		{"helmrelease", "set", `--set goes with "diff upgrade": "diff helmrelease" renders the HelmRelease's own chart, values and post-renderers`},
+		{"release", "engine", `--engine goes with "diff upgrade": "diff release" compares the stored manifest`},
+		{"upgrade", "all", `--all and -A go with "diff release" and "diff helmrelease"`},
+		{"upgrade", "progress", `--progress goes with --all or -A of "diff release" and "diff helmrelease"`},
+	} {
+		if got := misplacedFlag(tc.verb, tc.flag); got != tc.want {
+			t.Errorf("diff %s --%s:\n got %s\nwant %s", tc.verb, tc.flag, got, tc.want)
+		}
+	}
+	// diff's usage lists every declared verb, once.
+	for _, d := range diffVerbList {
+		if n := strings.Count(diffUsage(), d.synopsis()); n != 1 {
+			t.Errorf("diff's usage lists %q %d times", d.synopsis(), n)
+		}
+	}
+}
