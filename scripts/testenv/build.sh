@@ -64,7 +64,7 @@ bg kube-apiserver build kube-apiserver "$kas" "$cache/logs/build-kube-apiserver.
 bg flux build flux-controllers "$flux" "$cache/logs/build-flux.log" \
   bash -c 'mkdir -p "$0.tmp" && go -C "$1/flux" build -ldflags "-s -w" -o "$0.tmp/" github.com/fluxcd/helm-controller github.com/fluxcd/source-controller' "$flux" "$here"
 bg registry build registry "$reg" "$cache/logs/build-registry.log" \
-  go -C "$here/registry" build -ldflags "-s -w" -o "$reg.tmp" github.com/distribution/distribution/v3/cmd/registry
+  go -C "$here/registry" build -ldflags "-s -w" -o "$reg.tmp" .  # distribution's registry with the inmemory driver only (registry/main.go)
 bg ctl build ctl "$ctl" "$cache/logs/build-ctl.log" go -C "$here/ctl" build -o "$ctl.tmp" .  # testenv-ctl: up / down / logs (standard library only)
 # The helm CLIs the tests install with (tools.sh prints its own progress), unless the only
 # argument is "testenv" (make demo builds them first, in the foreground).
