@@ -52,7 +52,8 @@ type Report struct {
 	Revision  int    `json:"revision"`
 	// Normalize is the mode asked for; objects say which one each got.
 	Normalize Mode `json:"normalize"`
-	// Engine says which Helm SDK rendered the desired manifest and why (diff upgrade only).
+	// Engine says what rendered the desired manifest: for diff upgrade the Helm SDK and why,
+	// for diff helmrelease helm-controller's render and the chart (absent for diff release).
 	Engine string `json:"engine,omitempty"`
 	// Defaulting says whose defaulting code the offline normalisation ran when it is not that
 	// of the cluster's own Kubernetes minor version (absent when it is).
@@ -60,7 +61,9 @@ type Report struct {
 	// Apply says how Helm writes this release: "client-side" (Helm 3's three-way merge) or
 	// "server-side" (Helm 4), read from the live objects' managedFields.
 	Apply Apply `json:"apply"`
-	// HelmRelease is the Flux HelmRelease that manages the release, whose ignore rules apply.
+	// HelmRelease ("namespace/name") is the Flux HelmRelease that manages the release, whose
+	// ignore rules apply: for diff helmrelease the one measured, for diff release and diff
+	// upgrade the one the live objects name (see Identity).
 	HelmRelease string `json:"helmRelease,omitempty"`
 	// Source says where a HelmRelease's chart came from (diff helmrelease only).
 	Source string `json:"source,omitempty"`
@@ -232,7 +235,7 @@ const (
 )
 
 // identity is the kind, namespace and name of a measurement of release namespace/name, or of
-// helmRelease ("namespace/name") when it is set.
+// helmRelease ("namespace/name") when that is what was measured (set).
 func identity(helmRelease, namespace, release string) (kind, ns, name string) {
 	if helmRelease == "" {
 		return KindRelease, namespace, release
@@ -248,8 +251,14 @@ func (r SummaryRow) Identity() (kind, namespace, name string) {
 }
 
 // Identity says what the report measured: its kind (KindRelease or KindHelmRelease),
-// namespace and name.
+// namespace and name. A release that a HelmRelease manages, measured by diff release or diff
+// upgrade, is a release (its report's HelmRelease names the manager); only diff helmrelease,
+// which predicts the next reconcile (Next), measures a HelmRelease. Its summary row says the
+// same (Summarise).
 func (r *Report) Identity() (kind, namespace, name string) {
+	if r.Next == nil {
+		return KindRelease, r.Namespace, r.Release
+	}
 	return identity(r.HelmRelease, r.Namespace, r.Release)
 }
 

@@ -1,6 +1,8 @@
 // Package output prints what internal/diff measured, in every format --output names: one file
-// per format, each registering itself in one registry (registry.go), so that adding a format is
-// one file here and its golden test. The table, json and yaml, markdown and counts print a
+// per format (json.go holds -o json and -o yaml, the two marshallings of one schema), each
+// registering itself in one registry (registry.go), so that adding a format is one file here
+// and its golden test. printyaml.go and printyaml_scalar.go print an object's side for the
+// line views, byte for byte as sigs.k8s.io/yaml does, noting each row's line. The table, json and yaml, markdown and counts print a
 // report's rows; the line views print them the way people read a change: a unified diff of
 // each object (-o diff), a pull-request comment (-o github, -o gitlab), and two directory trees
 // for an external diff program (HELM_DRIFT_EXTERNAL_DIFF). Every line view is built from the

@@ -90,12 +90,12 @@ func (r ConsoleRow) Classes() string {
 	return strings.Join(s, " ")
 }
 
-// NewConsoleRow is a summary row as the console shows it; willFail comes from its report
-// (the summary does not count it), measured is when its cluster was measured.
-func NewConsoleRow(row diff.SummaryRow, willFail int, measured string, served bool) ConsoleRow {
+// NewConsoleRow is a summary row as the console shows it; measured is when its cluster was
+// measured.
+func NewConsoleRow(row diff.SummaryRow, measured string, served bool) ConsoleRow {
 	kind, ns, name := row.Identity()
 	c := ConsoleRow{Kind: kind, Context: row.Context, Namespace: ns, Name: name, Drift: row.Drift, Changes: row.Changes,
-		PendingDeletions: row.PendingDeletions, Unmeasured: row.Unmeasured, WillFail: willFail, Next: row.Next, Measured: measured,
+		PendingDeletions: row.PendingDeletions, Unmeasured: row.Unmeasured, WillFail: row.WillFail, Next: row.Next, Measured: measured,
 		Differs: row.Counts[compare.Differs], ChartOnly: row.Counts[compare.ChartOnly], ClusterOnly: row.Counts[compare.ClusterOnly],
 		Shadows: row.Counts[compare.Shadows], Error: oneLine(row.Error)}
 	switch {
@@ -285,11 +285,7 @@ func consoleOf(rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) 
 	p := ConsolePage{Title: "helm-drift: " + strconv.Itoa(len(rows)) + " releases", Footer: summaryFooter(clusters)}
 	for _, row := range rows {
 		contexts[row.Context] = true
-		willFail := 0
-		if row.Report != nil {
-			willFail = row.Report.WillFail
-		}
-		p.Rows = append(p.Rows, NewConsoleRow(row, willFail, measured[row.Context], false))
+		p.Rows = append(p.Rows, NewConsoleRow(row, measured[row.Context], false))
 		if row.Report == nil {
 			continue
 		}

@@ -3,12 +3,15 @@ package output
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
 
+	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
@@ -77,6 +80,33 @@ func TestWriteHTML(t *testing.T) {
 	for _, w := range []string{`<a href="#prod-eu-release-apps-web">web</a>`, `<section class="release" id="prod-eu-release-apps-web">`, "<th><button type=\"button\" data-sort=\"text\">Context</button></th>", `<details class="lazy">`} {
 		if !strings.Contains(many.String(), w) {
 			t.Errorf("the page over many releases lacks %q", w)
+		}
+	}
+}
+
+// TestHTMLLinkOfManagedRelease: a release a HelmRelease manages, measured as a release (diff
+// release), links from the table to its own section (kind release); measured by diff
+// helmrelease, as the HelmRelease.
+func TestHTMLLinkOfManagedRelease(t *testing.T) {
+	hrefs := regexp.MustCompile(`href="#([^"]+)"`)
+	for name, tc := range map[string]struct {
+		next *flux.Next
+		want string
+	}{
+		"diff release":     {nil, "release-shop-web"},
+		"diff helmrelease": {&flux.Next{Action: flux.NextNothing}, "helmrelease-flux-system-web"},
+	} {
+		rep := &diff.Report{Release: "web", Namespace: "shop", HelmRelease: "flux-system/web", Next: tc.next,
+			Counts: map[compare.Class]int{}, Objects: []diff.Object{}, Prune: []diff.Prune{}}
+		row := diff.Summarise(rep)
+		row.Report = rep
+		var b bytes.Buffer
+		if err := WriteSummary(&b, []diff.SummaryRow{row}, nil, "html", Options{Context: 3}); err != nil {
+			t.Fatal(err)
+		}
+		links := hrefs.FindAllStringSubmatch(b.String(), -1)
+		if len(links) != 1 || links[0][1] != tc.want || !strings.Contains(b.String(), `id="`+tc.want+`"`) {
+			t.Errorf("%s: links %q, want one to #%s, the id of its section", name, links, tc.want)
 		}
 	}
 }

@@ -28,12 +28,11 @@ type console struct {
 type consoleBuilder struct {
 	mu       sync.Mutex
 	sections map[string]template.HTML
-	willFail map[string]int
 	failed   error
 }
 
 func newConsoleBuilder() *consoleBuilder {
-	return &consoleBuilder{sections: map[string]template.HTML{}, willFail: map[string]int{}}
+	return &consoleBuilder{sections: map[string]template.HTML{}}
 }
 
 // rowKey is a measurement's page as the console keys it: "kind/namespace/name".
@@ -56,9 +55,7 @@ func (b *consoleBuilder) add(row diff.SummaryRow) {
 		b.failed = err
 		return
 	}
-	key := rowKey(row)
-	b.sections[key] = section
-	b.willFail[key] = r.WillFail
+	b.sections[rowKey(row)] = section
 }
 
 // build is the run's console.
@@ -66,7 +63,7 @@ func (b *consoleBuilder) build(rows []diff.SummaryRow, stamp diff.Stamp) *consol
 	c := &console{sections: b.sections, footer: output.Footer(stamp)}
 	measured := stamp.CheckedAt.UTC().Format("2006-01-02T15:04:05Z")
 	for _, row := range rows {
-		c.rows = append(c.rows, output.NewConsoleRow(row, b.willFail[rowKey(row)], measured, true))
+		c.rows = append(c.rows, output.NewConsoleRow(row, measured, true))
 	}
 	return c
 }
