@@ -75,17 +75,7 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	o.Normalize = mode
 	chart := normalize.Object(chartSide, t.id.Namespace)
 	cluster := normalize.Object(t.live, "")
-	res := compare.Compare(tm, chart, cluster)
-	compare.MarkInert(&res, chart, cluster)
-	md, _ := cluster["metadata"].(map[string]any)
-	group, version := splitAPIVersion(t.ob.APIVersion)
-	o.Ignored = compare.Ignore(&res, m.rules, compare.Object{Group: group, Version: version, Kind: t.ob.Kind, Name: t.ob.Name,
-		Namespace: t.id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
-	o.Compared = res.Compared
-	compare.Fold(&res)
-	if m.in.Views {
-		o.View = compare.NewView(tm, chart, cluster, res.Divergences)
-	}
+	res := compareSides(tm, t.id, chart, cluster, m.rules, m.in.Views, &o)
 
 	p := m.predictor(tm, t, desired)
 	unstable := unstablePaths(tm, t, desired)
@@ -125,6 +115,27 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 	}
 	o.Rows = append(o.Rows, shadows...)
 	return o, nil
+}
+
+// compareSides compares an object's two sides, both normalised (normalize.Object), with the
+// product's rules: field by field (compare.Compare), inert fields marked, the ignore rules
+// applied (matched against the other side's labels and annotations, as Flux matches the live
+// object's), the rows folded, and the two sides kept for the line views when views asks. It
+// sets o's Compared, Ignored and View, and returns the folded divergences. The other side is
+// the live object (Run) or another render (CompareSets): the chain is the same.
+func compareSides(tm kyaml.TypeMeta, id manifest.Identity, chart, other map[string]any, rules []flux.IgnoreRule, views bool, o *Object) compare.Result {
+	res := compare.Compare(tm, chart, other)
+	compare.MarkInert(&res, chart, other)
+	md, _ := other["metadata"].(map[string]any)
+	group, version := splitAPIVersion(tm.APIVersion)
+	o.Ignored = compare.Ignore(&res, rules, compare.Object{Group: group, Version: version, Kind: tm.Kind, Name: id.Name,
+		Namespace: id.Namespace, Labels: stringMapOf(md["labels"]), Annotations: stringMapOf(md["annotations"])})
+	o.Compared = res.Compared
+	compare.Fold(&res)
+	if views {
+		o.View = compare.NewView(tm, chart, other, res.Divergences)
+	}
+	return res
 }
 
 // desired is t's object decoded, in its namespace.

@@ -1,0 +1,183 @@
+package diff
+
+import (
+	"fmt"
+	"sort"
+
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+	"github.com/helm-drift/helm-drift/internal/normalize/defaulting"
+)
+
+// SetOptions say how CompareSets compares.
+type SetOptions struct {
+	// Release and Namespace name what the sets render (the report's); Namespace is also the
+	// namespace of the namespaced objects that state none.
+	Release, Namespace string
+	// Rules are ignore rules in Flux's syntax.
+	Rules []flux.IgnoreRule
+	// Views keeps each object's two sides for the line views.
+	Views bool
+}
+
+// CompareSets compares two sets of objects with no cluster: base (what is there now: a render
+// of the base revision) and head (what comes: a render of the head revision), paired by their
+// identity (group, kind, namespace, name: an object keeps its identity across API versions, as
+// in the cluster). Each side is normalised as the API server would store it (built-in kinds by
+// its own defaulting code; custom resources by the schema of their CRD when either set holds
+// it), then compared with the same rules as a measurement against the cluster (compareSides):
+// the rows read as every report's, the head as the chart and the base as the other side; an
+// object only the head holds is CHART-ONLY (created), one only the base holds is listed in
+// Prune (deleted). Every row is a change the head brings (Moved chart).
+func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
+	all := append(append([]manifest.Object{}, base...), head...)
+	ids := manifest.NewIdentifier(all, o.Namespace, nil)
+	schemas := crdSchemas(all)
+	index := func(objs []manifest.Object) (map[manifest.Identity]manifest.Object, []manifest.Identity, error) {
+		byID := map[manifest.Identity]manifest.Object{}
+		var order []manifest.Identity
+		for _, ob := range objs {
+			if ob.Hook || ob.Name == "" {
+				continue
+			}
+			id := ids.Identity(ob)
+			if _, dup := byID[id]; dup {
+				return nil, nil, fmt.Errorf("%s: %s is rendered twice", ob.Where(), id)
+			}
+			byID[id] = ob
+			order = append(order, id)
+		}
+		return byID, order, nil
+	}
+	baseByID, baseOrder, err := index(base)
+	if err != nil {
+		return nil, fmt.Errorf("base: %w", err)
+	}
+	headByID, headOrder, err := index(head)
+	if err != nil {
+		return nil, fmt.Errorf("head: %w", err)
+	}
+	rep := &Report{Release: o.Release, Namespace: o.Namespace, Normalize: Offline, Rendered: true, Apply: ApplyClientSide,
+		Counts: map[compare.Class]int{}, Objects: []Object{}, Prune: []Prune{}}
+	for _, id := range headOrder {
+		h := headByID[id]
+		ob := Object{Object: id.String(), Normalize: string(Offline), Rows: []Row{}}
+		headSide, err := storedAs(h, id, schemas)
+		if err != nil {
+			ob.Error, ob.Normalize = err.Error(), "-"
+			rep.Unmeasured++
+			rep.Objects = append(rep.Objects, ob)
+			continue
+		}
+		b, ok := baseByID[id]
+		if !ok {
+			ob.Missing, ob.Compared = true, 1
+			ob.Rows = append(ob.Rows, Row{Class: compare.ChartOnly, Path: "(whole object)", Resolved: true, Why: "created", Moved: MovedChart})
+			if o.Views {
+				ob.View = compare.OneSide(headSide, nil)
+			}
+		} else {
+			baseSide, err := storedAs(b, id, schemas)
+			if err != nil {
+				ob.Error, ob.Normalize = "base: "+err.Error(), "-"
+				rep.Unmeasured++
+				rep.Objects = append(rep.Objects, ob)
+				continue
+			}
+			tm := kyaml.TypeMeta{APIVersion: h.APIVersion, Kind: h.Kind}
+			res := compareSides(tm, id, headSide, baseSide, o.Rules, o.Views, &ob)
+			for _, dv := range res.Divergences {
+				ob.Rows = append(ob.Rows, Row{Class: dv.Class, Path: dv.Path, Pointer: dv.Pointer, Chart: dv.Chart, Cluster: dv.Cluster,
+					Redacted: dv.Redacted, Inert: dv.Inert, ChartBytes: dv.ChartSize, ClusterBytes: dv.ClusterSize,
+					Resolved: true, Why: "the head changes it", Moved: MovedChart})
+			}
+		}
+		rep.Compared += ob.Compared
+		for _, r := range ob.Rows {
+			rep.Counts[r.Class]++
+			if r.Class != compare.Shadows {
+				rep.Divergences++
+				rep.Changes++
+			}
+		}
+		rep.Objects = append(rep.Objects, ob)
+	}
+	for _, id := range baseOrder {
+		if _, ok := headByID[id]; ok {
+			continue
+		}
+		p := Prune{Object: id.String(), Live: true}
+		if d, err := baseByID[id].Decode(); err == nil {
+			md, _ := d["metadata"].(map[string]any)
+			ann, _ := md["annotations"].(map[string]any)
+			p.Keep = ann["helm.sh/resource-policy"] == "keep"
+			if o.Views {
+				p.View = compare.OneSide(nil, normalize.Object(withNamespace(d, id.Namespace), ""))
+			}
+		}
+		rep.Prune = append(rep.Prune, p)
+	}
+	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
+	sort.Slice(rep.Prune, func(i, j int) bool { return rep.Prune[i].Object < rep.Prune[j].Object })
+	return rep, nil
+}
+
+// storedAs is ob as the API server would store it, normalised for comparison: decoded, in its
+// namespace, defaulted (a built-in kind by the API server's own code, a custom resource by its
+// CRD's schema from schemas when there is one).
+func storedAs(ob manifest.Object, id manifest.Identity, schemas map[[2]string]*defaulting.Schema) (map[string]any, error) {
+	obj, err := ob.Decode()
+	if err != nil {
+		return nil, err
+	}
+	if id.Namespace != "" {
+		obj = withNamespace(obj, id.Namespace)
+	}
+	if out, ok, err := defaulting.BuiltIn(obj); ok {
+		if err != nil {
+			return nil, err
+		}
+		obj = out
+	} else if sch := schemas[[2]string{ob.APIVersion, ob.Kind}]; sch != nil {
+		if out, err := defaulting.CustomResource(obj, sch); err == nil {
+			obj = out
+		}
+	}
+	return normalize.Object(obj, id.Namespace), nil
+}
+
+// crdSchemas are the structural schemas of the CRDs in objs, by apiVersion and kind.
+func crdSchemas(objs []manifest.Object) map[[2]string]*defaulting.Schema {
+	out := map[[2]string]*defaulting.Schema{}
+	for _, ob := range objs {
+		if ob.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		crd, err := ob.Decode()
+		if err != nil {
+			continue
+		}
+		spec, _ := crd["spec"].(map[string]any)
+		group, _ := spec["group"].(string)
+		names, _ := spec["names"].(map[string]any)
+		kind, _ := names["kind"].(string)
+		versions, _ := spec["versions"].([]any)
+		for _, v := range versions {
+			vm, _ := v.(map[string]any)
+			name, _ := vm["name"].(string)
+			sv, _ := vm["schema"].(map[string]any)
+			open, _ := sv["openAPIV3Schema"].(map[string]any)
+			if open == nil {
+				continue
+			}
+			if sch, err := defaulting.NewSchema(open); err == nil {
+				out[[2]string{group + "/" + name, kind}] = sch
+			}
+		}
+	}
+	return out
+}
