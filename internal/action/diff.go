@@ -17,10 +17,10 @@ type Measure struct {
 	// Progress, when set, is told after each release of a run over many (RunAll) how many of
 	// the total are measured.
 	Progress func(done, total int)
-	// Each, when set, is given each row of a run over many in the summary's order, as soon as
-	// it and every row before it are measured (one call at a time); the summary then keeps
-	// the row without its Report, so that a run over many releases does not hold every
-	// report until the last is measured.
+	// Each, when set, is given each row of a run over many, with its Report, in the
+	// summary's order, as soon as it and every row before it are measured (one call at a
+	// time); the summary then keeps the row without its Report, so that a run over many
+	// releases does not hold every report until the last is measured.
 	Each func(row diff.SummaryRow)
 }
 
@@ -93,8 +93,8 @@ func summaries(n int, m Measure, measure func(i int) (*diff.Report, diff.Summary
 			}
 			defer hand(i)
 			s.Rows[i] = diff.Summarise(rep)
-			if m.Views || m.Suggest {
-				s.Rows[i].Report = rep
+			if m.Views || m.Suggest || m.Each != nil {
+				s.Rows[i].Report = rep // Each is given it; the summary keeps it with views only
 			}
 			for _, obj := range rep.Objects {
 				if obj.Error != "" {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/output"
@@ -15,58 +14,6 @@ import (
 // (no script reads it), Secure over TLS, SameSite=Strict (no other site's page sends it). The
 // guard checks it as it checks a bearer token.
 const tokenCookie = "helm-drift-token"
-
-// console is what the pages show: the last successful run's table and each release's section,
-// rendered as the run measured it (the reports themselves are not kept).
-type console struct {
-	rows     []output.ConsoleRow
-	sections map[string]template.HTML // by "kind/namespace/name"
-	footer   string
-}
-
-// consoleBuilder collects a run's pages as its releases are measured (Measure.Each).
-type consoleBuilder struct {
-	mu       sync.Mutex
-	sections map[string]template.HTML
-	failed   error
-}
-
-func newConsoleBuilder() *consoleBuilder {
-	return &consoleBuilder{sections: map[string]template.HTML{}}
-}
-
-// rowKey is a measurement's page as the console keys it: "kind/namespace/name".
-func rowKey(row diff.SummaryRow) string {
-	kind, ns, name := row.Identity()
-	return kind + "/" + ns + "/" + name
-}
-
-// add renders one measured release's section and lets its report go.
-func (b *consoleBuilder) add(row diff.SummaryRow) {
-	if row.Report == nil {
-		return
-	}
-	r := *row.Report
-	r.Stamp = diff.Stamp{}
-	section, err := output.ReleaseSection(&r, "", output.Options{Context: 3})
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err != nil {
-		b.failed = err
-		return
-	}
-	b.sections[rowKey(row)] = section
-}
-
-// build is the run's console.
-func (b *consoleBuilder) build(rows []diff.SummaryRow, stamp diff.Stamp) *console {
-	c := &console{sections: b.sections, footer: output.Footer(stamp)}
-	measured := stamp.CheckedAt.UTC().Format("2006-01-02T15:04:05Z")
-	for _, row := range rows {
-		c.rows = append(c.rows, output.NewConsoleRow(row, measured, true))
-	}
-	return c
-}
 
 // page serves the console's pages behind the guard: the table at /, a release at
 // /release/NS/NAME and a HelmRelease at /helmrelease/NS/NAME. A browser without a token is sent
@@ -79,19 +26,19 @@ func (s *Server) page(h http.HandlerFunc) http.Handler {
 }
 
 func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
-	c := s.console.Load()
+	c := s.last.Load()
 	if c == nil {
 		http.Error(w, "no run has succeeded yet: the console shows the last successful run", http.StatusServiceUnavailable)
 		return
 	}
-	p := output.ConsolePage{Title: "helm-drift: the releases and HelmReleases of the cluster", Rows: c.rows, Footer: c.footer,
+	p := output.ConsolePage{Title: "helm-drift: the releases and HelmReleases of the cluster", Rows: c.consoleRows(), Footer: output.Footer(c.stamp),
 		Served: s.Guard != nil}
 	s.writePage(w, p)
 }
 
 func (s *Server) releasePage(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c := s.console.Load()
+		c := s.last.Load()
 		if c == nil {
 			http.Error(w, "no run has succeeded yet: the console shows the last successful run", http.StatusServiceUnavailable)
 			return
@@ -104,7 +51,7 @@ func (s *Server) releasePage(kind string) http.HandlerFunc {
 		section, ok := c.sections[kind+"/"+ns+"/"+name]
 		if !ok {
 			for _, row := range c.rows {
-				if row.Kind == kind && row.Namespace == ns && row.Name == name && row.Error != "" {
+				if k, rns, rname := row.Identity(); k == kind && rns == ns && rname == name && row.Error != "" {
 					section, ok = template.HTML("<section class=\"release\"><h2>"+template.HTMLEscapeString(what)+"</h2><p>not measured: "+
 						template.HTMLEscapeString(row.Error)+"</p></section>"), true
 				}
@@ -114,7 +61,7 @@ func (s *Server) releasePage(kind string) http.HandlerFunc {
 			http.Error(w, what+" was not measured by the last run (it does not exist, or is outside --namespaces)", http.StatusNotFound)
 			return
 		}
-		p := output.ConsolePage{Title: "helm-drift: " + what, Sections: []template.HTML{section}, Footer: c.footer, Back: "/", Served: s.Guard != nil}
+		p := output.ConsolePage{Title: "helm-drift: " + what, Sections: []template.HTML{section}, Footer: output.Footer(c.stamp), Back: "/", Served: s.Guard != nil}
 		if s.ExternalURL != "" {
 			p.Permalink = strings.TrimSuffix(s.ExternalURL, "/") + r.URL.Path
 		}

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/helm-drift/helm-drift/internal/output"
+	"github.com/helm-drift/helm-drift/internal/compare"
+	"github.com/helm-drift/helm-drift/internal/diff"
 )
 
 // TestConsoleSignIn: a browser without a token is sent to the sign-in page; the token it posts
@@ -23,7 +24,7 @@ func TestConsoleSignIn(t *testing.T) {
 	g.viewerRole = "d-helm-drift-viewer"
 	s := &Server{Guard: g, TLS: &TLS{}}
 	s.figures.Store(&figures{})
-	s.console.Store(&console{rows: []output.ConsoleRow{{Kind: "release", Namespace: "apps", Name: "web", Link: "/release/apps/web"}},
+	s.last.Store(&record{rows: []diff.SummaryRow{{Release: "web", Namespace: "apps", Counts: map[compare.Class]int{}}},
 		sections: map[string]template.HTML{"release/apps/web": `<section class="release"><h2>Helm release apps/web</h2></section>`}})
 	h := s.Handler()
 	do := func(method, path string, header map[string]string, form url.Values) *http.Response {

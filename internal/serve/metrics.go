@@ -34,11 +34,11 @@ var (
 		"Runs ended, by result: success (the cluster was read and every release listed) or failed.", []string{"result"}, nil)
 )
 
-// figures are what one point in time exports: the last run's rows (none when it failed: old
-// figures are not exported as fresh), when the last success began, and the run
-// counters. They are swapped whole, so a scrape never sees half a run.
+// figures are what one point in time exports: the last run's record (nil when it failed: old
+// figures are not exported as fresh), when the last success began, and the run counters.
+// They are swapped whole, so a scrape never sees half a run.
 type figures struct {
-	rows         []diff.SummaryRow
+	run          *record
 	lastSuccess  float64 // 0: none yet
 	lastDuration float64
 	succeeded    float64
@@ -64,7 +64,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	for _, r := range f.rows {
+	var rows []diff.SummaryRow
+	if f.run != nil {
+		rows = f.run.rows
+	}
+	for _, r := range rows {
 		kind, ns, name := r.Identity()
 		if r.Error != "" {
 			gauge(failed, 1, ns, name, kind)

@@ -56,10 +56,11 @@ type Server struct {
 	Now func() time.Time
 
 	figures atomic.Pointer[figures]
-	console atomic.Pointer[console]
-	mu      sync.Mutex
-	report  []byte // the last successful run's summary, as diff -o json prints it
-	ready   error  // nil once the last run succeeded; why not, else
+	// last is the last successful run's record: /report and the console are derived from
+	// it (the metrics from the figures, which hold it while it is the last run).
+	last  atomic.Pointer[record]
+	mu    sync.Mutex
+	ready error // nil once the last run succeeded; why not, else
 }
 
 // errNoRun is why the server is not ready before its first run ends.
@@ -132,7 +133,7 @@ func (s *Server) Run(ctx context.Context) error {
 // none (the old ones would read as fresh), the last success's time kept.
 func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	s.Log.Info("run started")
-	rows, unmeasured, stamp, requests, err := s.measure(ctx, start)
+	rec, unmeasured, requests, err := s.measure(ctx, start)
 	took := s.Now().Sub(start)
 	if ctx.Err() != nil {
 		s.Log.Info("run interrupted by shutdown", "duration_seconds", took.Seconds())
@@ -143,20 +144,17 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	if err != nil {
 		f.failed++
 		s.figures.Store(f)
-		s.setReady(fmt.Errorf("the last run, at %s, failed: %w", start.UTC().Format(time.RFC3339), err), nil)
+		s.setReady(fmt.Errorf("the last run, at %s, failed: %w", start.UTC().Format(time.RFC3339), err))
 		s.Log.Error("run failed", "error", err.Error(), "duration_seconds", took.Seconds(), "runs_failed", f.failed, "requests", requests)
 		return
 	}
-	f.rows, f.lastSuccess = rows, float64(start.Unix())
+	f.run, f.lastSuccess = rec, float64(start.Unix())
 	f.succeeded++
-	var report strings.Builder
-	if err := output.WriteSummary(&report, rows, []diff.ClusterRun{{Stamp: stamp}}, "json", output.Options{}); err != nil {
-		s.Log.Error("writing the report", "error", err.Error())
-	}
+	s.last.Store(rec)
 	s.figures.Store(f)
-	s.setReady(nil, []byte(report.String()))
+	s.setReady(nil)
 	divergences, unmeasuredObjects, failedRows := 0, 0, 0
-	for _, r := range rows {
+	for _, r := range rec.rows {
 		divergences += r.Divergences
 		unmeasuredObjects += r.Unmeasured
 		if r.Error != "" {
@@ -167,52 +165,57 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 		// "NAMESPACE/RELEASE: Kind name: why" (a kind serve may not read: its grants).
 		s.Log.Warn("object not measured", "object", u)
 	}
-	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rows), "divergences", divergences,
-		"unmeasured_objects", unmeasuredObjects, "unmeasurable", failedRows, "context", stamp.Context, "server", stamp.Server, "requests", requests)
+	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rec.rows), "divergences", divergences,
+		"unmeasured_objects", unmeasuredObjects, "unmeasurable", failedRows, "context", rec.stamp.Context, "server", rec.stamp.Server, "requests", requests)
 }
 
-func (s *Server) setReady(err error, report []byte) {
+func (s *Server) setReady(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ready = err
-	if report != nil {
-		s.report = report
-	}
 }
 
 // measure runs diff release -A and diff helmrelease -A (with Namespaces, diff release and
 // diff helmrelease in each) on a new connection (a restarted API server, new CRDs and RBAC are
-// seen the next run), one summary row each, releases first; requests counts what the run asked
-// of the API server. A namespace whose releases or HelmReleases may not be listed is one row
-// with the error (and one line in the log), not a failed run.
-func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.SummaryRow, unmeasured []string, stamp diff.Stamp, requests string, err error) {
+// seen the next run) into the run's record, one summary row each, releases first; requests
+// counts what the run asked of the API server. A namespace whose releases or HelmReleases may
+// not be listed is one row with the error (and one line in the log), not a failed run.
+func (s *Server) measure(ctx context.Context, start time.Time) (rec *record, unmeasured []string, requests string, err error) {
+	rows, unmeasured, stamp, r, requests, err := s.measureRows(ctx, start)
+	if err != nil {
+		return nil, nil, requests, err
+	}
+	if r.failed != nil {
+		s.Log.Error("rendering the console", "error", r.failed.Error())
+	}
+	return r.finish(rows, stamp), unmeasured, requests, nil
+}
+
+// measureRows measures (see measure), each row given to the recorder as it is measured.
+func (s *Server) measureRows(ctx context.Context, start time.Time) (rows []diff.SummaryRow, unmeasured []string, stamp diff.Stamp, rec *recorder, requests string, err error) {
 	opts := s.Kube
 	opts.Stop = ctx // SIGTERM stops every request of the run, the Helm SDKs' too
+	rec = newRecorder(!s.NoConsole)
 	cfg, err := action.NewConfiguration(opts, nil)
 	if err != nil {
-		return nil, nil, stamp, "", err
+		return nil, nil, stamp, rec, "", err
 	}
 	defer func() { requests = cfg.Counts.String() }()
 	if err = cfg.Connect(ctx); err != nil {
-		return nil, nil, stamp, "", err
+		return nil, nil, stamp, rec, "", err
 	}
 	stamp = diff.NewStamp(start, cfg.Context(), cfg.Server())
-	// Each release's page is rendered as it is measured, its two sides then let go.
+	// Each release is recorded as it is measured (its divergences; with the console its page,
+	// rendered then), its report and two sides then let go.
 	m := s.Measure
 	if !s.NoConsole {
 		m.Views, m.Suggest = true, true
-		pages := newConsoleBuilder()
-		m.Each = pages.add
-		defer func() {
-			if err == nil {
-				s.console.Store(pages.build(rows, stamp))
-			}
-		}()
 	}
+	m.Each = rec.add
 	if len(s.Namespaces) == 0 {
 		rel, err := (&action.DiffRelease{Config: cfg, Measure: m}).RunAll(ctx, true)
 		if err != nil {
-			return nil, nil, stamp, "", err
+			return nil, nil, stamp, rec, "", err
 		}
 		rows, unmeasured = rel.Rows, rel.Unmeasured
 		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: m}).RunAllIn(ctx, "")
@@ -220,19 +223,19 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 		case notServed(err):
 			// No Flux here: no HelmReleases to measure.
 		case err != nil:
-			return nil, nil, stamp, "", err
+			return nil, nil, stamp, rec, "", err
 		default:
 			rows = append(rows, hrs.Rows...) // sorted by HelmRelease
 			unmeasured = append(unmeasured, hrs.Unmeasured...)
 		}
-		return rows, unmeasured, stamp, "", nil
+		return rows, unmeasured, stamp, rec, "", nil
 	}
 	var hrRows []diff.SummaryRow
 	for _, ns := range s.Namespaces {
 		rel, err := (&action.DiffRelease{Config: cfg, Measure: m, Namespace: ns}).RunAll(ctx, false)
 		switch {
 		case ctx.Err() != nil:
-			return nil, nil, stamp, "", ctx.Err()
+			return nil, nil, stamp, rec, "", ctx.Err()
 		case err != nil:
 			s.Log.Error("namespace not measured: its Helm releases could not be listed", "namespace", ns, "error", err.Error(),
 				"fix", "grant get and list in it (the chart's serve.namespaces makes a Role and RoleBinding there), or leave it out of --namespaces")
@@ -244,7 +247,7 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 		hrs, err := (&action.DiffHelmRelease{Config: cfg, Measure: m}).RunAllIn(ctx, ns)
 		switch {
 		case ctx.Err() != nil:
-			return nil, nil, stamp, "", ctx.Err()
+			return nil, nil, stamp, rec, "", ctx.Err()
 		case notServed(err):
 		case err != nil:
 			s.Log.Error("namespace not measured: its HelmReleases could not be listed", "namespace", ns, "error", err.Error(),
@@ -255,7 +258,7 @@ func (s *Server) measure(ctx context.Context, start time.Time) (rows []diff.Summ
 			unmeasured = append(unmeasured, hrs.Unmeasured...)
 		}
 	}
-	return append(rows, hrRows...), unmeasured, stamp, "", nil
+	return append(rows, hrRows...), unmeasured, stamp, rec, "", nil
 }
 
 // notServed reports that the cluster does not serve the HelmRelease kind (Flux is not there).
@@ -299,15 +302,16 @@ func (s *Server) Handler() http.Handler {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.Handle("GET /report", guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		s.mu.Lock()
-		report := s.report
-		s.mu.Unlock()
-		if report == nil {
+		rec := s.last.Load()
+		if rec == nil {
 			http.Error(w, "no run has succeeded yet", http.StatusServiceUnavailable)
 			return
 		}
+		// The last successful run's summary, as diff -o json prints it.
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(report)
+		if err := output.WriteSummary(w, rec.rows, []diff.ClusterRun{{Stamp: rec.stamp}}, "json", output.Options{}); err != nil {
+			s.Log.Error("writing the report", "error", err.Error())
+		}
 	})))
 	return mux
 }

@@ -7,12 +7,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/output"
 )
 
 // TestCollect: a release has its four classes, pending deletions, unmeasured objects and
@@ -20,12 +22,12 @@ import (
 // measurement_failed; the run counters are always there, the last success once there is one.
 func TestCollect(t *testing.T) {
 	s := &Server{}
-	s.figures.Store(&figures{rows: []diff.SummaryRow{
+	s.figures.Store(&figures{run: &record{rows: []diff.SummaryRow{
 		{Release: "web", Namespace: "shop", Divergences: 3, Compared: 40, PendingDeletions: 1, Unmeasured: 2,
 			Counts: map[compare.Class]int{compare.Differs: 2, compare.ClusterOnly: 1}},
 		{HelmRelease: "flux-system/api", Next: "upgrade", Release: "api", Namespace: "apps", Compared: 12, Counts: map[compare.Class]int{}},
 		{Release: "db", Namespace: "data", Error: "listing its objects: forbidden"},
-	}, lastSuccess: 1796179860, lastDuration: 1.5, succeeded: 3, failed: 1})
+	}}, lastSuccess: 1796179860, lastDuration: 1.5, succeeded: 3, failed: 1})
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(collector{s})
 	want := `
@@ -81,15 +83,24 @@ func TestProbes(t *testing.T) {
 	if code, _ := get("/healthz"); code != 200 {
 		t.Errorf("/healthz: %d", code)
 	}
-	s.setReady(nil, []byte(`{"releases": []}`))
+	at := time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)
+	s.last.Store(&record{rows: []diff.SummaryRow{{Release: "web", Namespace: "shop", Revision: 2, Compared: 40, Counts: map[compare.Class]int{}}},
+		stamp: diff.Stamp{CheckedAt: at, Context: "testenv", Server: "https://127.0.0.1:6443"}})
+	s.setReady(nil)
 	if code, _ := get("/readyz"); code != 200 {
 		t.Errorf("/readyz after a success: %d", code)
 	}
-	s.setReady(errors.New("the last run failed: connection refused"), nil)
+	s.setReady(errors.New("the last run failed: connection refused"))
 	if code, body := get("/readyz"); code != 503 || !strings.Contains(body, "connection refused") {
 		t.Errorf("/readyz after a failure: %d %s", code, body)
 	}
-	if code, body := get("/report"); code != 200 || body != `{"releases": []}` {
+	// /report is the record as diff release -A -o json prints it.
+	var want strings.Builder
+	rec := s.last.Load()
+	if err := output.WriteSummary(&want, rec.rows, []diff.ClusterRun{{Stamp: rec.stamp}}, "json", output.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get("/report"); code != 200 || body != want.String() || !strings.Contains(body, `"release": "web"`) {
 		t.Errorf("/report after a failure keeps the last success's: %d %s", code, body)
 	}
 }
