@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -187,16 +186,4 @@ func (m ownersMode) validate() error {
 		return nil
 	}
 	return fmt.Errorf("--owners %q: want error, warn or off", string(m))
-}
-
-// ownersError is the render failure for findings of severity error.
-type ownersError struct{ findings []owners.Finding }
-
-func (e ownersError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "second owners: %d finding(s); nothing was rendered (--owners warn reports them without failing):", len(e.findings))
-	for _, f := range e.findings {
-		fmt.Fprintf(&b, "\n  %s: %s", f.ID, f.Message)
-	}
-	return b.String()
 }

@@ -12,10 +12,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/config"
-	"github.com/helm-drift/helm-drift/internal/flux"
-	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
-	"github.com/helm-drift/helm-drift/internal/pipeline"
 	"github.com/helm-drift/helm-drift/internal/selfmanaged"
 	"github.com/helm-drift/helm-drift/internal/transform"
 )
@@ -206,16 +203,11 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		return err
 	}
 	drift := &transform.DriftDetection{Rules: rules, Namespace: o.namespace, Strict: o.strict, Verbose: o.verbose, Log: errOut}
-	if o.ignoreFromCluster {
-		if len(rules) == 0 {
-			return errors.New("--ignore-from-cluster adds ignore rules to the driftDetection that --drift-detection (or the config file) sets; no rule selects a HelmRelease")
-		}
-		conn := o.kube.connection()
-		drift.IgnoreFrom = func(hr transform.HelmReleaseRef) ([]flux.IgnoreRule, []string, error) {
-			return action.IgnoreFromCluster(conn, hr)
-		}
+	if o.ignoreFromCluster && len(rules) == 0 {
+		return errors.New("--ignore-from-cluster adds ignore rules to the driftDetection that --drift-detection (or the config file) sets; no rule selects a HelmRelease")
 	}
-	r := &pipeline.Renderer{Transforms: []transform.Transform{drift}}
+	work := &action.PostRender{Drift: drift, IgnoreFromCluster: o.ignoreFromCluster, Release: o.release, Namespace: o.namespace,
+		Install: o.install, Verbose: o.verbose, Kube: o.kube.connection(), Warn: errOut}
 	if o.selfOn {
 		o.self.Release, o.self.Namespace, o.self.Drift = o.release, o.namespace, drift
 		if err := o.self.Validate(); err != nil {
@@ -250,56 +242,22 @@ func (o *renderOptions) render(in io.Reader, out, errOut io.Writer) error {
 		if (o.changed == nil || !o.changed("namespace")) && os.Getenv("HELM_NAMESPACE") == "" {
 			return fmt.Errorf("--self: the release namespace is not known for certain (Helm 3 does not pass it to a post-renderer, and a default would make helm-controller install a second copy of the chart there): add --namespace=NS with the -n of helm install (Helm 3: --post-renderer-args --namespace=NS), or set HELM_NAMESPACE")
 		}
-		r.Transforms = append(r.Transforms, selfNamespaceCheck{namespace: o.namespace, release: o.release})
-		state, err := action.Bracket(o.kube.connection(), o.namespace, o.release, o.install, o.self.Guard)
-		if err != nil {
-			return err
-		}
-		if state.Warning != "" {
-			fmt.Fprintf(errOut, "helm-drift: warning: %s\n", state.Warning)
-		}
-		o.self.Suspend, o.self.Adopted = state.Suspend, state.Adopted
-		r.Transforms = append(r.Transforms, &o.self)
+		work.Self = &o.self
 	}
 	if o.owners != "off" {
-		r.Checks = append(r.Checks, func(s *manifest.Stream) error { return o.checkOwners(s, errOut) })
+		severity := owners.SeverityError
+		if o.owners == "warn" {
+			severity = owners.SeverityWarn
+		}
+		work.Owners = &action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity},
+			Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: work.Kube}
 	}
-	result, err := r.Render(input)
+	result, err := work.Run(input)
 	if err != nil {
 		return err
 	}
 	if _, err := out.Write(result); err != nil {
 		return fmt.Errorf("write stdout: %w", err)
-	}
-	return nil
-}
-
-// checkOwners runs the second-owner check on the stream: findings of severity error fail the
-// render with --owners error; with --owners warn they are reported on stderr.
-func (o *renderOptions) checkOwners(s *manifest.Stream, errOut io.Writer) error {
-	objs, err := manifest.Objects(s)
-	if err != nil {
-		return err
-	}
-	severity := owners.SeverityError
-	if o.owners == "warn" {
-		severity = owners.SeverityWarn
-	}
-	checks := action.Owners{Options: owners.Options{Namespace: o.namespace, Release: o.release, Severity: severity}, Cluster: o.cluster, Deep: o.deep, ChartDirs: o.chartDirs, Kube: o.kube.connection()}
-	c, findings, err := checks.Run(objs)
-	if err != nil {
-		return fmt.Errorf("second owners: %w", err)
-	}
-	if owners.HasErrors(findings) {
-		return ownersError{findings}
-	}
-	for _, f := range findings {
-		fmt.Fprintf(errOut, "helm-drift: warning: %s: %s\n", f.ID, f.Message)
-	}
-	if o.verbose {
-		for _, n := range c.Notes {
-			fmt.Fprintf(errOut, "helm-drift: note: %s\n", n)
-		}
 	}
 	return nil
 }
@@ -321,44 +279,4 @@ func readInput(in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("stdin holds more than %d MiB; render refuses a stream that large", MaxInput>>20)
 	}
 	return data, nil
-}
-
-// selfNamespaceCheck refuses a stream whose own objects say the release is in another
-// namespace than --namespace: every object that names a namespace names one and the same other
-// one, and no object of a namespaced kind is left to default into the release namespace. A
-// chart that puts some objects elsewhere (a platform chart's HelmReleases in their teams'
-// namespaces) beside objects of its own namespace contradicts nothing.
-type selfNamespaceCheck struct{ namespace, release string }
-
-// Transform reads the stream; it changes nothing.
-func (c selfNamespaceCheck) Transform(s *manifest.Stream) error {
-	objs, err := manifest.Objects(s)
-	if err != nil {
-		return err
-	}
-	named := map[string]int{}
-	var first manifest.Object
-	for _, ob := range objs {
-		if ob.Hook {
-			continue
-		}
-		if ob.Namespace == "" {
-			if manifest.BuiltinScope(ob.APIVersion, ob.Kind) == manifest.Namespaced {
-				return nil // it goes into the release namespace, whatever that is
-			}
-			continue
-		}
-		if len(named) == 0 {
-			first = ob
-		}
-		named[ob.Namespace]++
-	}
-	if len(named) != 1 || named[c.namespace] > 0 {
-		return nil // none named, several, or this one: nothing contradicts --namespace
-	}
-	for ns, n := range named {
-		return fmt.Errorf("--self: --namespace is %q, but every object of the stream that names a namespace names %q (%d; the first: %s %s/%s in %s): the self HelmRelease would write release %s into %q; pass the -n of helm install as --namespace=%s",
-			c.namespace, ns, n, first.Kind, ns, first.Name, first.Where(), c.release, c.namespace, ns)
-	}
-	return nil
 }

@@ -33,7 +33,7 @@ func TestRecorder(t *testing.T) {
 		}
 		rec := r.finish(rows, diff.Stamp{CheckedAt: time.Date(2026, 12, 5, 14, 0, 0, 0, time.UTC)})
 		want := map[string][]divergence{
-			"release/shop/web":           {{Object: "Deployment.apps shop/web", Path: "spec.replicas", Class: compare.Differs}},
+			"release/shop/web":            {{Object: "Deployment.apps shop/web", Path: "spec.replicas", Class: compare.Differs}},
 			"helmrelease/flux-system/api": nil,
 		}
 		if d := cmp.Diff(want, rec.divergences); d != "" {
