@@ -21,9 +21,9 @@ promrules=$!
 (cd "$root" && HELM_DRIFT_E2E_REPORTS=$reports "$go" test -count=1 -timeout 30m -parallel "${TEST_PARALLEL:-4}" ${GOTESTFLAGS:-} ./...)
 rc=$?
 # One exit-code policy: each of those reports exits the same judged alone and as a row of
-# --all (internal/cli TestExitCodeE2EReports; skipped when the run above ran no e2e test).
+# --all (internal/cli TestExitCodeE2EReports; not run when the run above ran no e2e test).
 if [ "$rc" -eq 0 ] && ls "$reports"/report-* >/dev/null 2>&1; then
-  (cd "$root" && HELM_DRIFT_E2E_REPORTS=$reports "$go" test -count=1 -run '^TestExitCodeE2EReports$' ./internal/cli)
+  (cd "$root" && HELM_DRIFT_E2E_REPORTS_RECORDED=$reports "$go" test -count=1 -v -run '^TestExitCodeE2EReports$' ./internal/cli | grep -v '^=== RUN')
   rc=$?
 fi
 wait "$promrules"

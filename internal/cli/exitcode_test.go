@@ -78,13 +78,13 @@ func TestExitCodeOneAndAll(t *testing.T) {
 }
 
 // TestExitCodeE2EReports: every report of one release the end-to-end tests printed with -o json
-// (recorded by e2e's helmDrift in $HELM_DRIFT_E2E_REPORTS; scripts/test.sh runs this test again
-// once they have run) exits, judged as one release and as a row of --all, with the code the
+// (recorded by e2e's helmDrift in $HELM_DRIFT_E2E_REPORTS; scripts/test.sh runs this test
+// once they have run, with $HELM_DRIFT_E2E_REPORTS_RECORDED naming that directory) exits, judged as one release and as a row of --all, with the code the
 // binary gave.
 func TestExitCodeE2EReports(t *testing.T) {
-	dir := os.Getenv("HELM_DRIFT_E2E_REPORTS")
+	dir := os.Getenv("HELM_DRIFT_E2E_REPORTS_RECORDED")
 	if dir == "" {
-		t.Skip("HELM_DRIFT_E2E_REPORTS is not set: scripts/test.sh sets it and runs this test after the end-to-end tests")
+		t.Skip("HELM_DRIFT_E2E_REPORTS_RECORDED is not set: scripts/test.sh sets it and runs this test after the end-to-end tests")
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "report-*.txt"))
 	if err != nil {
