@@ -90,8 +90,8 @@ func TestExitCodeE2EReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 20 {
-		t.Fatalf("%d reports recorded in %s: the end-to-end tests print dozens", len(files), dir)
+	if len(files) < 10 {
+		t.Fatalf("%d reports recorded in %s: the end-to-end tests print more than that", len(files), dir)
 	}
 	judged := 0
 	for _, f := range files {
