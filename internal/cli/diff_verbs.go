@@ -41,6 +41,9 @@ var diffVerbList = []diffVerbDecl{
 	{name: "helmrelease", args: "NAME", summary: "what helm-controller would install for a HelmRelease",
 		compares: "renders the HelmRelease's own chart, values and post-renderers", complete: []completeKind{completeHelmRelease},
 		make: func() diffVerb { return &diffHelmReleaseCmd{} }},
+	{name: "tree", args: "[PATH...] --base REV|DIR", summary: "a Flux repository, base against head, with no cluster",
+		compares: "renders a Flux repository at two revisions, with no cluster", complete: []completeKind{completeFiles},
+		make: func() diffVerb { return &diffTreeCmd{} }},
 }
 
 // diffVerbs are diff's verbs by name, each new and unparsed.

@@ -65,8 +65,14 @@ type Report struct {
 	// ignore rules apply: for diff helmrelease the one measured, for diff release and diff
 	// upgrade the one the live objects name (see Identity).
 	HelmRelease string `json:"helmRelease,omitempty"`
-	// Source says where a HelmRelease's chart came from (diff helmrelease only).
+	// Source says where a HelmRelease's chart came from (diff helmrelease and diff tree).
 	Source string `json:"source,omitempty"`
+	// Sides name the two sides compared, the other and the chart's, where they are not the
+	// live cluster and the chart: "base" and "head" for diff tree.
+	Sides [2]string `json:"-"`
+	// Causes say what in the change between two revisions made the rows (diff tree only):
+	// the chart's version, a values key and its source, a substitution variable.
+	Causes []string `json:"causes,omitempty"`
 	// Lookup says whom the chart's lookup calls were answered as (diff helmrelease only).
 	Lookup *Lookup `json:"lookup,omitempty"`
 	// Next is what helm-controller's next reconcile will do (diff helmrelease only); each

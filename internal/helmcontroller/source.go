@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -63,6 +65,14 @@ type ChartOptions struct {
 	// Artifacts, when set, keeps the artifacts fetched, so that the HelmReleases of a run that
 	// share an artifact fetch it once.
 	Artifacts *Artifacts
+	// Mirrors map a source's URL to another registry, repository or a local directory (with
+	// FromSpec: diff tree's --chart-source).
+	Mirrors []Mirror
+	// Cache keeps the charts read from a spec on disk between runs (nil: none).
+	Cache *ChartCache
+	// GitRepository, when set, gives the directory of a GitRepository that is the repository
+	// read (diff tree): a spec.chart from it is read from there. ok false: another one.
+	GitRepository func(namespace, name string) (dir string, ok bool)
 }
 
 // Artifacts are the source artifacts fetched during one run, by digest: many HelmReleases of
@@ -344,12 +354,25 @@ func (o ChartOptions) get(ctx context.Context, u string) ([]byte, error) {
 func (o ChartOptions) pullOCIRepository(obj map[string]any, src Source) (*chartv2.Chart, Source, error) {
 	spec, _ := obj["spec"].(map[string]any)
 	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	repo := strings.TrimPrefix(str(spec, "url"), "oci://")
-	if repo == "" {
+	if str(spec, "url") == "" {
 		return nil, src, fmt.Errorf("OCIRepository %s/%s has no spec.url", src.Namespace, src.Name)
 	}
 	insecure, _ := spec["insecure"].(bool)
 	ref, _ := spec["ref"].(map[string]any)
+	url, local := o.mirrored(str(spec, "url"))
+	if local {
+		want := str(ref, "semver")
+		if want == "" {
+			want = str(ref, "tag")
+		}
+		ch, err := loadLocal(url, chartName(str(spec, "url")), want)
+		if err != nil {
+			return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "mirror "+url
+		return ch, src, nil
+	}
+	repo := strings.TrimPrefix(url, "oci://")
 	ch, rev, err := o.pullOCI(repo, str(ref, "digest"), str(ref, "tag"), str(ref, "semver"), insecure || o.PlainHTTP)
 	if err != nil {
 		return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
@@ -384,7 +407,13 @@ func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool)
 		}
 		tags, err := client.Tags(repo)
 		if err != nil {
-			return nil, "", fmt.Errorf("list the tags of oci://%s: %w", repo, err)
+			cached, ok := o.Cache.read(".tags", "oci", repo)
+			if !ok {
+				return nil, "", fmt.Errorf("list the tags of oci://%s: %w", repo, err)
+			}
+			tags = strings.Split(string(cached), "\n")
+		} else {
+			o.Cache.write([]byte(strings.Join(tags, "\n")), ".tags", "oci", repo)
 		}
 		var best *semver.Version
 		for _, t := range tags {
@@ -403,17 +432,24 @@ func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool)
 		tag = "latest"
 		target = repo + ":latest"
 	}
-	res, err := client.Pull(target, registry4.PullOptWithChart(true))
-	if err != nil {
-		return nil, "", fmt.Errorf("pull oci://%s: %w", target, err)
+	data, dataOK := o.Cache.read(".tgz", "oci", target)
+	revData, revOK := o.Cache.read(".rev", "oci", target)
+	rev := string(revData)
+	if !dataOK || !revOK {
+		res, err := client.Pull(target, registry4.PullOptWithChart(true))
+		if err != nil {
+			return nil, "", fmt.Errorf("pull oci://%s: %w", target, err)
+		}
+		data, rev = res.Chart.Data, res.Manifest.Digest
+		if tag != "" {
+			rev = tag + "@" + rev
+		}
+		o.Cache.write(data, ".tgz", "oci", target)
+		o.Cache.write([]byte(rev), ".rev", "oci", target)
 	}
-	ch, err := loader4.LoadArchive(bytes.NewReader(res.Chart.Data))
+	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {
 		return nil, "", fmt.Errorf("oci://%s: not a chart: %w", target, err)
-	}
-	rev := res.Manifest.Digest
-	if tag != "" {
-		rev = tag + "@" + rev
 	}
 	return ch, rev, nil
 }
@@ -427,6 +463,18 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	if ns == "" {
 		ns = hr.Namespace
 	}
+	if ref.Kind == "GitRepository" && o.GitRepository != nil {
+		dir, ok := o.GitRepository(ns, ref.Name)
+		if !ok {
+			return nil, src, fmt.Errorf("spec.chart.spec.sourceRef GitRepository %s/%s is another repository: helm-drift reads charts from this one", ns, ref.Name)
+		}
+		ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
+		if err != nil {
+			return nil, src, fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "this repository"
+		return ch, src, nil
+	}
 	if ref.Kind != "HelmRepository" {
 		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
 	}
@@ -436,10 +484,26 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	}
 	spec, _ := repoObj["spec"].(map[string]any)
 	base, _ := spec["url"].(string)
-	base = strings.TrimSuffix(base, "/")
+	base, local := o.mirrored(base)
 	version := tpl.Version
 	if version == "" {
 		version = "*"
+	}
+	if local {
+		ch, err := loadLocal(base, tpl.Chart, version)
+		if err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "mirror "+base
+		return ch, src, nil
+	}
+	if typ, _ := spec["type"].(string); typ != "oci" && !strings.HasPrefix(base, "oci://") && exactVersion(version) {
+		if data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, strings.TrimPrefix(version, "=")); ok {
+			if ch, err := loader4.LoadArchive(bytes.NewReader(data)); err == nil {
+				src.Revision, src.From = ch.Metadata.Version, "repository (cached)"
+				return ch, src, nil
+			}
+		}
 	}
 	if typ, _ := spec["type"].(string); typ == "oci" || strings.HasPrefix(base, "oci://") {
 		insecure, _ := spec["insecure"].(bool)
@@ -452,7 +516,13 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	}
 	index, err := o.get(ctx, base+"/index.yaml")
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		cached, ok := o.Cache.read(".index", "http", base)
+		if !ok {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		index = cached
+	} else {
+		o.Cache.write(index, ".index", "http", base)
 	}
 	var idx repo4.IndexFile
 	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
@@ -474,9 +544,12 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 		b, _ := url.Parse(base + "/")
 		cu = b.ResolveReference(cu)
 	}
-	data, err := o.get(ctx, cu.String())
-	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+	data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, cv.Version)
+	if !ok {
+		if data, err = o.get(ctx, cu.String()); err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		o.Cache.write(data, ".tgz", "http", base, tpl.Chart, cv.Version)
 	}
 	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {

@@ -32,6 +32,9 @@ func writeTable(w io.Writer, r *diff.Report, colour bool) {
 		fmt.Fprintf(w, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
 		last = "NEXT RECONCILE"
 	}
+	for _, c := range r.Causes {
+		fmt.Fprintf(w, "cause: %s\n", c)
+	}
 	if r.WillFail > 0 {
 		fmt.Fprintf(w, "this upgrade will fail: the API server refuses %d objects (WILL-FAIL below)\n", r.WillFail)
 	}

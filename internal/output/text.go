@@ -225,6 +225,9 @@ func Notes(r *diff.Report) []string {
 	if r.Next != nil {
 		fmt.Fprintf(&buf, "HelmRelease %s: next reconcile: %s: %s\n", r.HelmRelease, r.Next.Action, r.Next.Reason)
 	}
+	for _, c := range r.Causes {
+		fmt.Fprintf(&buf, "cause: %s\n", c)
+	}
 	if r.WillFail > 0 {
 		fmt.Fprintf(&buf, "this upgrade will fail: the API server refuses %d objects (WILL-FAIL below)\n", r.WillFail)
 	}

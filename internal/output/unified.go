@@ -124,6 +124,9 @@ func reportDiffs(r *diff.Report, context int) ([]*unified, error) {
 			if d, err = sides(d.title, p.View, context); err != nil {
 				return nil, fmt.Errorf("%s: %w", p.Object, err)
 			}
+			if r.Sides[0] != "" {
+				d.live = r.Sides[0]
+			}
 		}
 		out = append(out, d)
 	}
@@ -204,6 +207,9 @@ func objectDiff(r *diff.Report, o diff.Object, context int) (*unified, error) {
 		return d, nil
 	}
 	d, err := sides(title, o.View, context)
+	if err == nil && r.Sides[0] != "" {
+		d.live, d.chart = sideName(r.Sides[0], o.View.Live), sideName(r.Sides[1], o.View.Chart)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +273,14 @@ func sides(title string, v *compare.View, context int) (*unified, error) {
 	}
 	d.diff(live.lines(), chart.lines(), context)
 	return d, nil
+}
+
+// sideName is a side's name in the "---" and "+++" lines, /dev/null where it has no object.
+func sideName(name string, side map[string]any) string {
+	if side == nil {
+		return "/dev/null"
+	}
+	return name
 }
 
 // diff makes d's hunks of the two sides' lines.

@@ -1,0 +1,379 @@
+package action
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/fluxtree"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// DiffTree is "diff tree": every HelmRelease of a Flux repository rendered at two revisions,
+// as helm-controller will render it, and compared field by field, with no cluster.
+type DiffTree struct {
+	// Repo is the repository's directory (the working tree); Base and Head are revisions or
+	// directories (Head "": the working tree).
+	Repo, Base, Head string
+	// Tree says how each revision's tree is read (paths, this repository's sources, variables
+	// from outside it).
+	Tree fluxtree.Options
+	// All renders every HelmRelease, not only those whose inputs changed.
+	All bool
+	// KubeVersion and APIVersions are the capabilities of the renders (helm template's).
+	KubeVersion string
+	APIVersions []string
+	// Charts say where charts come from: mirrors, the disk cache, plain HTTP.
+	Charts helmcontroller.ChartOptions
+	// Views keeps each object's two sides for the line views; CountUnstable counts as
+	// changes the fields two renders of the same inputs disagree on.
+	Views, CountUnstable bool
+	// Workers renders this many HelmReleases at a time (default 2).
+	Workers int
+}
+
+// TreeResult is a tree diff: a row per HelmRelease that changes or could not be rendered,
+// and what was not compared.
+type TreeResult struct {
+	Summary
+	// Base and Head name the two sides.
+	Base, Head string
+	// Unchanged counts the HelmReleases whose inputs are the same on both sides (not rendered
+	// without All).
+	Unchanged int
+	// Problems are the files and Kustomizations of either side that could not be read or
+	// built ("head: apps/x.yaml: ...").
+	Problems []string
+	// Notes are what was not compared, and the SOPS-encrypted Secrets that changed.
+	Notes []string
+}
+
+// Run reads both sides and compares them.
+func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
+	work, err := os.MkdirTemp("", "helm-drift-tree-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	base, err := OpenRevision(d.Repo, d.Base, work)
+	if err != nil {
+		return nil, fmt.Errorf("--base: %w", err)
+	}
+	defer base.Close()
+	head, err := OpenRevision(d.Repo, d.Head, work)
+	if err != nil {
+		return nil, fmt.Errorf("--head: %w", err)
+	}
+	defer head.Close()
+	res := &TreeResult{Base: base.Name, Head: head.Name}
+	load := func(c *Checkout, side string) (*fluxtree.Tree, error) {
+		o := d.Tree
+		o.Work, o.RemoteURL = work, c.RemoteURL
+		t, err := fluxtree.Load(ctx, c.Dir, o)
+		if err != nil {
+			return nil, &InputError{Err: fmt.Errorf("%s (%s): %w", side, c.Name, err)}
+		}
+		for _, p := range t.Problems {
+			res.Problems = append(res.Problems, side+": "+p.Error())
+		}
+		return t, nil
+	}
+	bt, err := load(base, "base")
+	if err != nil {
+		return nil, err
+	}
+	ht, err := load(head, "head")
+	if err != nil {
+		return nil, err
+	}
+	res.Notes = append(res.Notes, ht.Skipped...)
+	pairs := pairTrees(bt, ht)
+	var todo []treePair
+	for _, p := range pairs {
+		if !d.All && p.base != nil && p.head != nil && fingerprint(p.base) == fingerprint(p.head) {
+			res.Unchanged++
+			continue
+		}
+		todo = append(todo, p)
+	}
+	res.Notes = append(res.Notes, encryptedChanges(pairs)...)
+	res.Rows = make([]diff.SummaryRow, len(todo))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, d.Workers))
+	shared := &helmcontroller.Artifacts{}
+	for i, p := range todo {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res.Rows[i] = d.compare(ctx, p, bt, ht, shared)
+		})
+	}
+	wg.Wait()
+	for _, r := range res.Rows {
+		if r.Report == nil {
+			continue
+		}
+		for _, o := range r.Report.Objects {
+			if o.Error != "" {
+				res.Unmeasured = append(res.Unmeasured, fmt.Sprintf("HelmRelease %s: %s: %s", r.HelmRelease, o.Object, o.Error))
+			}
+		}
+	}
+	return res, nil
+}
+
+// treePair is one HelmRelease on either side (nil where that side lacks it).
+type treePair struct {
+	key        string
+	base, head *fluxtree.HelmRelease
+}
+
+// pairTrees pairs the HelmReleases of two trees by their key, in key order.
+func pairTrees(base, head *fluxtree.Tree) []treePair {
+	byKey := map[string]*treePair{}
+	var keys []string
+	get := func(k string) *treePair {
+		p, ok := byKey[k]
+		if !ok {
+			p = &treePair{key: k}
+			byKey[k] = p
+			keys = append(keys, k)
+		}
+		return p
+	}
+	for _, h := range base.HelmReleases {
+		get(h.Key()).base = h
+	}
+	for _, h := range head.HelmReleases {
+		get(h.Key()).head = h
+	}
+	sort.Strings(keys)
+	out := make([]treePair, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
+	return out
+}
+
+// fingerprint digests what a HelmRelease's render reads: the HelmRelease, its valuesFrom
+// objects and its chart's source object as its tree applies them. Equal fingerprints render
+// the same (a chart version range may resolve to a new version on either side alike).
+func fingerprint(h *fluxtree.HelmRelease) string {
+	parts := []any{h.Object}
+	spec, _ := h.Object["spec"].(map[string]any)
+	ns := h.Namespace
+	for _, ref := range inputsOf(spec, ns) {
+		parts = append(parts, ref, h.Objects[ref], h.Encrypted[strings.SplitN(ref, "/", 3)[2]])
+	}
+	data, _ := json.Marshal(parts)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// inputsOf are the object keys ("group/kind/namespace/name") a HelmRelease's render reads:
+// its valuesFrom and its chart's source.
+func inputsOf(spec map[string]any, ns string) []string {
+	var out []string
+	key := func(group, kind, namespace, name string) string {
+		if namespace == "" {
+			namespace = ns
+		}
+		return group + "/" + kind + "/" + namespace + "/" + name
+	}
+	vf, _ := spec["valuesFrom"].([]any)
+	for _, v := range vf {
+		m, _ := v.(map[string]any)
+		out = append(out, key("", str(m, "kind"), "", str(m, "name")))
+	}
+	if ref, ok := spec["chartRef"].(map[string]any); ok {
+		out = append(out, key(flux.SourceGroup, str(ref, "kind"), str(ref, "namespace"), str(ref, "name")))
+	}
+	if c, ok := spec["chart"].(map[string]any); ok {
+		cs, _ := c["spec"].(map[string]any)
+		ref, _ := cs["sourceRef"].(map[string]any)
+		out = append(out, key(flux.SourceGroup, str(ref, "kind"), str(ref, "namespace"), str(ref, "name")))
+	}
+	return out
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+// encryptedChanges says, for each SOPS-encrypted Secret of either side, whether it changed
+// (its encrypted content), never decrypting it.
+func encryptedChanges(pairs []treePair) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pairs {
+		if p.base == nil || p.head == nil {
+			continue
+		}
+		for id := range p.head.Encrypted {
+			k := p.head.Context + ":" + id
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			ns, name, _ := strings.Cut(id, "/")
+			b, h := encryptedObject(p.base, ns, name), encryptedObject(p.head, ns, name)
+			state := "unchanged"
+			if !equality.Semantic.DeepEqual(b, h) {
+				state = "changed"
+			}
+			out = append(out, fmt.Sprintf("Secret %s (SOPS-encrypted, not decrypted): encrypted: %s", id, state))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// encryptedObject is the encrypted Secret as the tree holds it (fluxtree keeps it out of the
+// objects a render reads), from the HelmRelease's Encrypted set's context.
+func encryptedObject(h *fluxtree.HelmRelease, ns, name string) any {
+	if h.EncryptedObjects == nil {
+		return nil
+	}
+	return h.EncryptedObjects[ns+"/"+name]
+}
+
+// compare renders one HelmRelease on each side and compares the two renders.
+func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tree, shared *helmcontroller.Artifacts) diff.SummaryRow {
+	h := p.head
+	if h == nil {
+		h = p.base
+	}
+	row := diff.SummaryRow{HelmRelease: h.Namespace + "/" + h.Name, Context: h.Context, Release: "?", Namespace: "?", Next: "?"}
+	var sides [2]*treeSide
+	for i, s := range []struct {
+		hr   *fluxtree.HelmRelease
+		tree *fluxtree.Tree
+		name string
+	}{{p.base, bt, "base"}, {p.head, ht, "head"}} {
+		if s.hr == nil {
+			continue
+		}
+		side, err := d.render(ctx, s.hr, s.tree, shared, i == 1)
+		if err != nil {
+			row.Error = fmt.Sprintf("not rendered (%s): %v", s.name, err)
+			return row
+		}
+		sides[i] = side
+	}
+	rep, err := compareTreeSides(sides[0], sides[1], d.Views, d.CountUnstable)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	rep.HelmRelease, rep.Sides = row.HelmRelease, [2]string{"base", "head"}
+	rep.Causes = causes(p, sides[0], sides[1])
+	rep.Next = nextOf(p, sides[0], sides[1], rep.Causes)
+	redactSecretValues(rep, append(secretValues(p.base), secretValues(p.head)...))
+	out := diff.Summarise(rep)
+	out.Context, out.Report = h.Context, rep
+	return out
+}
+
+// treeSide is one side's render of a HelmRelease.
+type treeSide struct {
+	hr    *v2.HelmRelease
+	built *helmcontroller.Built
+	objs  []manifest.Object
+	// again are the objects of a second render of the same inputs (head only).
+	again []manifest.Object
+}
+
+// render renders h as helm-controller would, with no cluster.
+func (d *DiffTree) render(ctx context.Context, h *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool) (*treeSide, error) {
+	hr, err := helmcontroller.Decode(h.Object)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range hr.Spec.ValuesFrom {
+		if v.Kind == "Secret" && h.Encrypted[hr.Namespace+"/"+v.Name] {
+			return nil, fmt.Errorf("valuesFrom Secret %s/%s is SOPS-encrypted: diff tree does not decrypt it", hr.Namespace, v.Name)
+		}
+	}
+	co := d.Charts
+	co.Get, co.FromSpec, co.Artifacts = h.Get, true, shared
+	co.GitRepository = func(string, string) (string, bool) { return t.Root, true }
+	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: h.Get, Charts: co,
+		KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender})
+	if err != nil {
+		return nil, err
+	}
+	side := &treeSide{hr: hr, built: b}
+	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
+		return nil, err
+	}
+	if b.Rerender != "" {
+		if side.again, err = objectsOf(b.CRDs + "\n" + b.Rerender); err != nil {
+			return nil, err
+		}
+	}
+	return side, nil
+}
+
+// objectsOf reads a manifest's objects.
+func objectsOf(m string) ([]manifest.Object, error) {
+	st, err := manifest.Split([]byte(m))
+	if err != nil {
+		return nil, err
+	}
+	return manifest.Objects(st)
+}
+
+// compareTreeSides compares the base render with the head render (either may be absent: a
+// HelmRelease added or removed), marks the rows the head's second render disagrees on as
+// unstable, and the CRD changes helm-controller will not apply.
+func compareTreeSides(base, head *treeSide, views, countUnstable bool) (*diff.Report, error) {
+	var bo, ho []manifest.Object
+	s := head
+	if s == nil {
+		s = base
+	}
+	if base != nil {
+		bo = base.objs
+	}
+	if head != nil {
+		ho = head.objs
+	}
+	o := diff.SetOptions{Release: s.built.Name, Namespace: s.built.Namespace, Views: views}
+	rep, err := diff.CompareSets(bo, ho, o)
+	if err != nil {
+		return nil, err
+	}
+	if head != nil && head.again != nil {
+		again, err := diff.CompareSets(head.objs, head.again, diff.SetOptions{Release: o.Release, Namespace: o.Namespace})
+		if err == nil {
+			markUnstable(rep, again, countUnstable)
+		}
+	}
+	if base != nil && head != nil {
+		markCRDs(rep, helmcontroller.CRDPolicy(head.hr, &release4.Release{}))
+	}
+	rep.Engine = "helm-controller's render (the Helm 4 SDK " + ModuleVersion("helm.sh/helm/v4") + ", its post-renderers), no cluster: lookup answered as empty"
+	var src []string
+	if base != nil {
+		src = append(src, "base: "+base.built.Source.String())
+	}
+	if head != nil {
+		src = append(src, "head: "+head.built.Source.String())
+	}
+	rep.Source = strings.Join(src, "; ")
+	return rep, nil
+}

@@ -1,0 +1,128 @@
+package action
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Checkout is one side of a tree diff on disk: a directory as given, or a Git revision
+// extracted into a temporary directory.
+type Checkout struct {
+	// Dir is the tree's root.
+	Dir string
+	// Name says what it is: "the working tree", "main (3f2a1c9)", a directory.
+	Name string
+	// RemoteURL is the repository's origin URL ("" when unknown).
+	RemoteURL string
+	cleanup   func()
+}
+
+// Close removes an extracted revision.
+func (c *Checkout) Close() {
+	if c.cleanup != nil {
+		c.cleanup()
+	}
+}
+
+// OpenRevision opens rev of the repository at repo: a directory when rev names one (or rev is
+// "": repo's working tree itself), else a Git revision (branch, tag, commit, HEAD~1) extracted
+// with git archive into a directory under work.
+func OpenRevision(repo, rev, work string) (*Checkout, error) {
+	remote := gitOutput(repo, "remote", "get-url", "origin")
+	if rev == "" {
+		return &Checkout{Dir: repo, Name: "the working tree", RemoteURL: remote}, nil
+	}
+	if fi, err := os.Stat(rev); err == nil && fi.IsDir() {
+		abs, _ := filepath.Abs(rev)
+		return &Checkout{Dir: abs, Name: rev, RemoteURL: gitOutput(abs, "remote", "get-url", "origin")}, nil
+	}
+	top := gitOutput(repo, "rev-parse", "--show-toplevel")
+	if top == "" {
+		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a Git revision: %s is not in a Git repository", rev, repo)}
+	}
+	commit := gitOutput(top, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if commit == "" {
+		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
+	}
+	dir, err := os.MkdirTemp(work, "rev-")
+	if err != nil {
+		return nil, err
+	}
+	var out, stderr bytes.Buffer
+	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", commit)
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("git archive %s: %v: %s", rev, err, strings.TrimSpace(stderr.String()))
+	}
+	if err := untar(&out, dir); err != nil {
+		return nil, fmt.Errorf("git archive %s: %w", rev, err)
+	}
+	// The PATHs are relative to the repository's root; keep the subdirectory the command runs
+	// in, as the working tree does.
+	return &Checkout{Dir: dir, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, cleanup: func() { os.RemoveAll(dir) }}, nil
+}
+
+// RepositoryRoot is the root of the Git work tree holding dir, or dir itself outside Git.
+func RepositoryRoot(dir string) string {
+	if top := gitOutput(dir, "rev-parse", "--show-toplevel"); top != "" {
+		return top
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// gitOutput runs git in dir and returns its trimmed output ("" on any failure).
+func gitOutput(dir string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// untar extracts a tar stream of regular files and directories into dir.
+func untar(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.Clean(filepath.FromSlash(h.Name))
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			return fmt.Errorf("unsafe path %q", h.Name)
+		}
+		target := filepath.Join(dir, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}

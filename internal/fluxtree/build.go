@@ -1,0 +1,491 @@
+package fluxtree
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/kustomize"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/resource"
+
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+)
+
+// The Flux kinds the tree is read by.
+const (
+	kustomizeGroup = "kustomize.toolkit.fluxcd.io"
+	sourceGroup    = "source.toolkit.fluxcd.io"
+	generatorGroup = "source.extensions.fluxcd.io"
+	helmGroup      = "helm.toolkit.fluxcd.io"
+)
+
+// ksRef is a Flux Kustomization met in the tree.
+type ksRef struct {
+	obj             map[string]any
+	namespace, name string
+	file            string // the raw file it was written in ("" when a build produced it)
+	via             []string
+}
+
+func (k ksRef) id() string { return k.namespace + "/" + k.name }
+
+// where names the Kustomization for a problem.
+func (k ksRef) where(context string) string {
+	w := "Kustomization " + k.id()
+	if k.file != "" {
+		w += " (" + k.file + ")"
+	} else if context != "" {
+		w += " (" + context + ")"
+	}
+	return w
+}
+
+// builder reads one tree.
+type builder struct {
+	root  string
+	opts  Options
+	tree  *Tree
+	files *scanned
+	// copies are the work copies of sources ("" key: the repository itself; else an
+	// artifact's namespace/name).
+	copies map[string]string
+}
+
+// pool is the objects one context applies.
+type pool struct {
+	objects   map[string]map[string]any
+	vars      map[string]string
+	encrypted map[string]bool
+	// sealed are the SOPS-encrypted Secrets as written, by namespace/name.
+	sealed map[string]map[string]any
+}
+
+func (p *pool) add(o map[string]any) string {
+	meta, _ := o["metadata"].(map[string]any)
+	k := objectKey(groupOf(str(o, "apiVersion")), str(o, "kind"), str(meta, "namespace"), str(meta, "name"))
+	p.objects[k] = o
+	return k
+}
+
+// roots are the Kustomizations a walk starts from: each bootstrap Kustomization (its path
+// holds its own file: it applies itself, as flux bootstrap writes it); without one, every
+// Kustomization of the files.
+func (b *builder) roots() []ksRef {
+	var all, boot []ksRef
+	for _, o := range b.files.objects {
+		if o.group != kustomizeGroup || o.kind != "Kustomization" {
+			continue
+		}
+		ns := o.namespace
+		if ns == "" {
+			ns = "default"
+		}
+		k := ksRef{obj: o.obj, namespace: ns, name: o.name, file: o.file}
+		all = append(all, k)
+		spec, _ := o.obj["spec"].(map[string]any)
+		p := cleanRel(str(spec, "path"))
+		if p == "." || strings.HasPrefix(o.file, p+"/") {
+			boot = append(boot, k)
+		}
+	}
+	if len(boot) > 0 {
+		return boot
+	}
+	// No bootstrap Kustomization (flux bootstrap writes it; a repository may leave
+	// gotk-sync.yaml for it to write): each directory holding Kustomizations is the path a
+	// bootstrap would be given, the outermost of nested ones.
+	dirs := map[string]bool{}
+	for _, k := range all {
+		dirs[path.Dir(k.file)] = true
+	}
+	var out []ksRef
+	for d := range dirs {
+		outer := true
+		for e := range dirs {
+			if e != d && (e == "." || strings.HasPrefix(d, e+"/")) {
+				outer = false
+			}
+		}
+		if outer {
+			out = append(out, ksRef{obj: map[string]any{"apiVersion": kustomizeGroup + "/v1", "kind": "Kustomization",
+				"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
+				"spec":     map[string]any{"path": d}}, namespace: "flux-system", name: "flux-system", file: d + "/(bootstrap)"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
+	return out
+}
+
+// walk builds the Kustomization r and every Kustomization its builds hold, in one context.
+func (b *builder) walk(ctx context.Context, r ksRef) {
+	spec, _ := r.obj["spec"].(map[string]any)
+	context := cleanRel(str(spec, "path"))
+	b.copies = nil // an ExternalArtifact's name is a context's own
+	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
+	var hrs []*HelmRelease
+	seen := map[string]bool{}
+	queue := []ksRef{r}
+	var deferred []ksRef
+	retried := map[string]bool{}
+	for len(queue) > 0 || len(deferred) > 0 {
+		if len(queue) == 0 {
+			queue, deferred = deferred, nil
+		}
+		k := queue[0]
+		queue = queue[1:]
+		if seen[k.id()] {
+			continue
+		}
+		objs, vars, err := b.build(ctx, k, p, context)
+		var missing *missingVars
+		if errors.As(err, &missing) && !retried[k.id()] {
+			// Its substituteFrom names an object another Kustomization of the context may
+			// apply: built again once the others are.
+			retried[k.id()] = true
+			deferred = append(deferred, k)
+			continue
+		}
+		seen[k.id()] = true
+		if err != nil {
+			b.tree.Problems = append(b.tree.Problems, Problem{Where: k.where(context), Err: err})
+			continue
+		}
+		via := append(append([]string{}, k.via...), k.id())
+		for _, o := range objs {
+			key := p.add(o.obj)
+			group, kind := o.group, o.kind
+			switch {
+			case group == kustomizeGroup && kind == "Kustomization":
+				child := ksRef{obj: o.obj, namespace: o.namespace, name: o.name, via: via}
+				if !seen[child.id()] {
+					queue = append(queue, child)
+				}
+			case group == helmGroup && kind == "HelmRelease":
+				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file, Vars: vars})
+			case group == "" && kind == "Secret" && isSOPS(o.obj):
+				p.encrypted[o.namespace+"/"+o.name] = true
+				if p.sealed == nil {
+					p.sealed = map[string]map[string]any{}
+				}
+				p.sealed[o.namespace+"/"+o.name] = o.obj
+				delete(p.objects, key)
+			}
+		}
+	}
+	b.finish(p, hrs)
+}
+
+// finish gives the HelmReleases of a context its objects.
+func (b *builder) finish(p *pool, hrs []*HelmRelease) {
+	get := &helmcontroller.StreamFirst{NoCluster: "diff tree reads no cluster: the tree does not apply it"}
+	for k, o := range p.objects {
+		o := o
+		parts := strings.SplitN(k, "/", 4)
+		get.Add(parts[0], parts[1], parts[2], parts[3], func() (map[string]any, error) { return o, nil })
+	}
+	for _, h := range hrs {
+		h.Get, h.Objects, h.Encrypted, h.EncryptedObjects = get, p.objects, p.encrypted, p.sealed
+		for name, v := range h.Vars {
+			if strings.HasPrefix(v.From, "Secret ") {
+				h.SecretVars = append(h.SecretVars, p.vars[name])
+			}
+		}
+		b.tree.HelmReleases = append(b.tree.HelmReleases, h)
+	}
+}
+
+// missingVars: a Kustomization's substituteFrom names an object not (yet) applied.
+type missingVars struct{ ref string }
+
+func (e *missingVars) Error() string {
+	return "postBuild.substituteFrom " + e.ref + " is not in the tree: add it, make it optional, or pass its variables with --substitute"
+}
+
+// built is one object a build produced.
+type built struct {
+	obj                          map[string]any
+	group, kind, namespace, name string
+	file                         string
+}
+
+// build builds one Kustomization as kustomize-controller does: its source's files at
+// spec.path, with the kustomization.yaml the Flux generator writes from its spec, then each
+// object's variables substituted and commonMetadata set. It returns the objects and the
+// substitution variables used (name to origin).
+// xref: kustomize-controller internal/controller/kustomization_controller.go build.
+func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) ([]built, map[string]Var, error) {
+	spec, _ := k.obj["spec"].(map[string]any)
+	src, err := b.source(ctx, k, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src == "" {
+		return nil, nil, nil
+	}
+	rel := cleanRel(str(spec, "path"))
+	dir := filepath.Join(src, filepath.FromSlash(rel))
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("spec.path %q does not exist in its source: fix the path", str(spec, "path"))
+	}
+	vars, origins, err := b.vars(k, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	used := map[string]Var{}
+	for n, v := range vars {
+		sum := sha256.Sum256([]byte(v))
+		used[n] = Var{From: origins[n], Digest: hex.EncodeToString(sum[:8])}
+	}
+	u := unstructured.Unstructured{Object: k.obj}
+	action, err := kustomize.NewGenerator(src, u).WriteFile(dir, kustomize.WithSaveOriginalKustomization())
+	if err != nil {
+		return nil, nil, fmt.Errorf("kustomize: %w", err)
+	}
+	res, err := kustomize.SecureBuild(src, dir, false)
+	if cerr := kustomize.CleanDirectory(dir, action); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("kustomize build %s: %w", rel, err)
+	}
+	withVars := u.DeepCopy()
+	if len(vars) > 0 {
+		sv := map[string]any{}
+		for n, v := range vars {
+			sv[n] = v
+		}
+		_ = unstructured.SetNestedMap(withVars.Object, sv, "spec", "postBuild", "substitute")
+	}
+	var out []built
+	for _, r := range res.Resources() {
+		obj, err := b.substitute(ctx, withVars, spec, r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+		setCommonMetadata(obj, spec)
+		meta, _ := obj["metadata"].(map[string]any)
+		ns := str(meta, "namespace")
+		if ns == "" && namespaced(groupOf(str(obj, "apiVersion")), str(obj, "kind")) {
+			ns = "default"
+			if meta != nil {
+				meta["namespace"] = ns
+			}
+		}
+		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
+			file: originFile(r, rel)})
+	}
+	return out, used, nil
+}
+
+// substitute runs the post-build variable substitution on one object (none when the
+// Kustomization has no postBuild, or the object opts out, or it is SOPS-encrypted).
+func (b *builder) substitute(ctx context.Context, withVars *unstructured.Unstructured, spec map[string]any, r *resource.Resource) (map[string]any, error) {
+	if _, ok := spec["postBuild"]; ok {
+		m, err := r.Map()
+		if err != nil {
+			return nil, err
+		}
+		if !isSOPS(m) {
+			out, err := kustomize.SubstituteVariables(ctx, nil, *withVars, r, kustomize.SubstituteWithDryRun(true))
+			if err != nil {
+				return nil, err
+			}
+			if out != nil {
+				r = out
+			}
+		}
+	}
+	return r.Map()
+}
+
+// vars are a Kustomization's substitution variables: each substituteFrom object's data (in
+// order; a Secret's decoded), then spec.postBuild.substitute over them, as kustomize-controller
+// loads them; and where each came from.
+func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, error) {
+	spec, _ := k.obj["spec"].(map[string]any)
+	pb, _ := spec["postBuild"].(map[string]any)
+	if pb == nil {
+		return nil, nil, nil
+	}
+	vars, origins := map[string]string{}, map[string]string{}
+	from, _ := pb["substituteFrom"].([]any)
+	for _, f := range from {
+		ref, _ := f.(map[string]any)
+		kind, name := str(ref, "kind"), str(ref, "name")
+		optional, _ := ref["optional"].(bool)
+		id := kind + " " + k.namespace + "/" + name
+		if p.encrypted[k.namespace+"/"+name] && kind == "Secret" {
+			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree does not decrypt it", id)
+		}
+		o, ok := p.objects[objectKey("", kind, k.namespace, name)]
+		if !ok {
+			if len(b.opts.Vars) > 0 {
+				for n, v := range b.opts.Vars {
+					vars[n], origins[n] = v, "--substitute"
+				}
+				continue
+			}
+			if optional {
+				continue
+			}
+			return nil, nil, &missingVars{ref: id}
+		}
+		data := stringData(o, kind == "Secret")
+		for n, v := range data {
+			vars[n], origins[n] = strings.ReplaceAll(v, "\n", ""), id
+			if kind == "Secret" {
+				p.vars[n] = vars[n]
+			}
+		}
+	}
+	sub, _ := pb["substitute"].(map[string]any)
+	for n, v := range sub {
+		s, _ := v.(string)
+		vars[n], origins[n] = strings.ReplaceAll(s, "\n", ""), "inline"
+	}
+	return vars, origins, nil
+}
+
+// setCommonMetadata sets spec.commonMetadata's labels and annotations on obj, as
+// kustomize-controller does after the build.
+func setCommonMetadata(obj map[string]any, spec map[string]any) {
+	cm, _ := spec["commonMetadata"].(map[string]any)
+	if cm == nil {
+		return
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	for _, field := range []string{"labels", "annotations"} {
+		add, _ := cm[field].(map[string]any)
+		if len(add) == 0 {
+			continue
+		}
+		have, _ := meta[field].(map[string]any)
+		if have == nil {
+			have = map[string]any{}
+			meta[field] = have
+		}
+		for k, v := range add {
+			have[k] = v
+		}
+	}
+}
+
+// originFile is the file of the source an object was built from, when kustomize recorded it
+// (its config.kubernetes.io/origin annotation is off by default, so mostly "").
+func originFile(r *resource.Resource, rel string) string {
+	o, err := r.GetOrigin()
+	if err != nil || o == nil || o.Path == "" {
+		return ""
+	}
+	return path.Join(rel, o.Path)
+}
+
+// isSOPS: a Secret encrypted by SOPS (its top-level sops metadata).
+func isSOPS(m map[string]any) bool {
+	s, ok := m["sops"].(map[string]any)
+	return ok && s != nil
+}
+
+// stringData is a ConfigMap's data, or a Secret's data decoded and stringData over it.
+func stringData(o map[string]any, secret bool) map[string]string {
+	out := map[string]string{}
+	data, _ := o["data"].(map[string]any)
+	for k, v := range data {
+		s, _ := v.(string)
+		if secret {
+			if dec, err := decodeBase64(s); err == nil {
+				s = dec
+			}
+		}
+		out[k] = s
+	}
+	if secret {
+		sd, _ := o["stringData"].(map[string]any)
+		for k, v := range sd {
+			s, _ := v.(string)
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// plain reads a tree with no Flux Kustomization: each kustomize directory no other one
+// includes is built (with no Flux spec) as one context, and the HelmReleases of plain files
+// outside them form the context "".
+func (b *builder) plain() {
+	inKustomize := func(file string) bool {
+		for d := path.Dir(file); ; d = path.Dir(d) {
+			if _, ok := b.files.kustomizeDirs[d]; ok {
+				return true
+			}
+			if d == "." || d == "/" {
+				return false
+			}
+		}
+	}
+	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
+	var hrs []*HelmRelease
+	for _, o := range b.files.objects {
+		if inKustomize(o.file) {
+			continue
+		}
+		ns := o.namespace
+		if ns == "" {
+			ns = "default"
+		}
+		p.add(o.obj)
+		if o.group == helmGroup && o.kind == "HelmRelease" {
+			hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: ns, Name: o.name, File: o.file})
+		}
+	}
+	b.finish(p, hrs)
+	included := map[string]bool{}
+	for _, refs := range b.files.kustomizeDirs {
+		for _, r := range refs {
+			included[r] = true
+		}
+	}
+	var dirs []string
+	for d := range b.files.kustomizeDirs {
+		if !included[d] {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		k := ksRef{obj: map[string]any{"apiVersion": kustomizeGroup + "/v1", "kind": "Kustomization",
+			"metadata": map[string]any{"name": d, "namespace": "default"},
+			"spec":     map[string]any{"path": d}}, namespace: "default", name: d, file: d + "/kustomization.yaml"}
+		b.walkPlain(k)
+	}
+}
+
+// walkPlain builds one kustomize directory of a plain tree as its own context.
+func (b *builder) walkPlain(k ksRef) {
+	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
+	objs, _, err := b.build(context.Background(), k, p, k.name)
+	if err != nil {
+		b.tree.Problems = append(b.tree.Problems, Problem{Where: "kustomize directory " + k.name, Err: err})
+		return
+	}
+	var hrs []*HelmRelease
+	for _, o := range objs {
+		p.add(o.obj)
+		if o.group == helmGroup && o.kind == "HelmRelease" {
+			hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: k.name, File: o.file})
+		}
+	}
+	b.finish(p, hrs)
+}

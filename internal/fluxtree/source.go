@@ -1,0 +1,309 @@
+package fluxtree
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
+)
+
+// source returns the directory (a work copy) a Kustomization's sourceRef gives it: this
+// repository, or an ExternalArtifact an ArtifactGenerator makes from it by its copy rules.
+// "" with no error: the source is another repository (the Kustomization is Skipped).
+func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) {
+	spec, _ := k.obj["spec"].(map[string]any)
+	ref, _ := spec["sourceRef"].(map[string]any)
+	kind, name, ns := str(ref, "kind"), str(ref, "name"), str(ref, "namespace")
+	if ns == "" {
+		ns = k.namespace
+	}
+	switch kind {
+	case "":
+		return b.copyOf("", b.root)
+	case "GitRepository":
+		if !b.thisRepository(k, ns, name, p) {
+			b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source GitRepository %s/%s is another repository (pass --source %s/%s if it is this one)", k.id(), ns, name, ns, name))
+			return "", nil
+		}
+		return b.copyOf("", b.root)
+	case "ExternalArtifact":
+		return b.artifact(k, ns, name, p)
+	}
+	b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source is %s %s/%s, not this repository", k.id(), kind, ns, name))
+	return "", nil
+}
+
+// thisRepository says whether the GitRepository ns/name is the repository read: the bootstrap
+// source (the Kustomization's path holds the file it is written in), one named by --source, one
+// whose URL is the repository's remote, and, when its URL cannot be compared (no remote
+// known, or it is not in the tree), any.
+func (b *builder) thisRepository(k ksRef, ns, name string, p *pool) bool {
+	for _, s := range b.opts.Sources {
+		if s == ns+"/"+name {
+			return true
+		}
+	}
+	if k.file != "" {
+		spec, _ := k.obj["spec"].(map[string]any)
+		if rel := cleanRel(str(spec, "path")); rel == "." || strings.HasPrefix(k.file, rel+"/") {
+			return true
+		}
+	}
+	repo, ok := p.objects[objectKey(sourceGroup, "GitRepository", ns, name)]
+	if !ok {
+		for _, o := range b.files.objects {
+			if o.group == sourceGroup && o.kind == "GitRepository" && o.name == name && (o.namespace == ns || o.namespace == "") {
+				repo, ok = o.obj, true
+			}
+		}
+	}
+	if !ok || b.opts.RemoteURL == "" {
+		return true
+	}
+	spec, _ := repo["spec"].(map[string]any)
+	return sameRepository(str(spec, "url"), b.opts.RemoteURL)
+}
+
+// sameRepository compares two Git URLs by host and path (https://github.com/o/r.git,
+// ssh://git@github.com/o/r and git@github.com:o/r are one repository).
+func sameRepository(a, b string) bool {
+	norm := func(u string) string {
+		u = strings.TrimSpace(strings.ToLower(u))
+		if i := strings.Index(u, "://"); i >= 0 {
+			u = u[i+3:]
+		} else if at := strings.Index(u, "@"); at >= 0 {
+			u = strings.Replace(u[at+1:], ":", "/", 1)
+		}
+		if at := strings.Index(u, "@"); at >= 0 && at < strings.Index(u+"/", "/") {
+			u = u[at+1:]
+		}
+		return strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git")
+	}
+	return norm(a) == norm(b)
+}
+
+// copyOf returns the work copy of dir, made on first use: a build writes a kustomization.yaml
+// beside the files it reads, as kustomize-controller does in its own copy.
+func (b *builder) copyOf(key, dir string) (string, error) {
+	if c, ok := b.copies[key]; ok {
+		return c, nil
+	}
+	if b.copies == nil {
+		b.copies = map[string]string{}
+	}
+	dst, err := os.MkdirTemp(b.opts.Work, "source-")
+	if err != nil {
+		return "", err
+	}
+	if err := copyTree(dir, dst); err != nil {
+		return "", err
+	}
+	b.copies[key] = dst
+	return dst, nil
+}
+
+// artifact makes the ExternalArtifact ns/name as the ArtifactGenerator that declares it would:
+// each copy rule of its artifact, from this repository's files.
+// xref: fluxcd/source-watcher api/v1beta1 artifactgenerator_types.go (CopyOperation).
+func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
+	key := ns + "/" + name
+	if c, ok := b.copies[key]; ok {
+		return c, nil
+	}
+	gen, art := b.generator(ns, name, p)
+	if art == nil {
+		return "", fmt.Errorf("sourceRef ExternalArtifact %s: no ArtifactGenerator in the tree declares it", key)
+	}
+	aliases := map[string]bool{}
+	sources, _ := gen["spec"].(map[string]any)["sources"].([]any)
+	for _, s := range sources {
+		sm, _ := s.(map[string]any)
+		if str(sm, "kind") == "GitRepository" {
+			sns := str(sm, "namespace")
+			if sns == "" {
+				sns = ns
+			}
+			if b.thisRepository(ksRef{namespace: ns}, sns, str(sm, "name"), p) {
+				aliases[str(sm, "alias")] = true
+			}
+		}
+	}
+	src, err := b.copyOf("", b.root)
+	if err != nil {
+		return "", err
+	}
+	dst, err := os.MkdirTemp(b.opts.Work, "artifact-")
+	if err != nil {
+		return "", err
+	}
+	copies, _ := art["copy"].([]any)
+	for _, c := range copies {
+		cm, _ := c.(map[string]any)
+		from, to := str(cm, "from"), str(cm, "to")
+		alias, pattern, _ := strings.Cut(strings.TrimPrefix(from, "@"), "/")
+		if !aliases[alias] {
+			return "", fmt.Errorf("ExternalArtifact %s: copy from %q: source @%s is not this repository", key, from, alias)
+		}
+		dest := strings.TrimPrefix(strings.TrimPrefix(to, "@artifact"), "/")
+		if err := copyMatching(src, pattern, filepath.Join(dst, filepath.FromSlash(dest)), strings.HasSuffix(to, "/") || dest == ""); err != nil {
+			return "", fmt.Errorf("ExternalArtifact %s: copy from %q to %q: %w", key, from, to, err)
+		}
+	}
+	b.copies[key] = dst
+	return dst, nil
+}
+
+// generator finds the ArtifactGenerator in namespace ns that declares the artifact name, in the
+// objects applied so far or in the files.
+func (b *builder) generator(ns, name string, p *pool) (map[string]any, map[string]any) {
+	find := func(obj map[string]any) map[string]any {
+		spec, _ := obj["spec"].(map[string]any)
+		arts, _ := spec["artifacts"].([]any)
+		for _, a := range arts {
+			if am, _ := a.(map[string]any); str(am, "name") == name {
+				return am
+			}
+		}
+		return nil
+	}
+	for k, o := range p.objects {
+		if strings.HasPrefix(k, generatorGroup+"/ArtifactGenerator/"+ns+"/") {
+			if a := find(o); a != nil {
+				return o, a
+			}
+		}
+	}
+	for _, o := range b.files.objects {
+		if o.group == generatorGroup && o.kind == "ArtifactGenerator" && (o.namespace == ns || o.namespace == "") {
+			if a := find(o.obj); a != nil {
+				return o.obj, a
+			}
+		}
+	}
+	return nil, nil
+}
+
+// copyMatching copies the files of src matching pattern ("apps/base/**", "deploy/*.yaml",
+// "config/app.yaml") to dest: each under dest by its path below the pattern's fixed leading
+// directories when intoDir, else (one file) as dest itself.
+func copyMatching(src, pattern, dest string, intoDir bool) error {
+	fixed := []string{}
+	for _, seg := range strings.Split(pattern, "/") {
+		if strings.ContainsAny(seg, "*?[") {
+			break
+		}
+		fixed = append(fixed, seg)
+	}
+	glob := len(fixed) < len(strings.Split(pattern, "/"))
+	base := strings.Join(fixed, "/")
+	if !glob {
+		base = path.Dir(pattern)
+		if !intoDir {
+			return copyFile(filepath.Join(src, filepath.FromSlash(pattern)), dest)
+		}
+	}
+	re, err := globRegexp(pattern)
+	if err != nil {
+		return err
+	}
+	n := 0
+	root := filepath.Join(src, filepath.FromSlash(base))
+	err = filepath.WalkDir(root, func(file string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, file)
+		rel = filepath.ToSlash(rel)
+		if !re.MatchString(rel) {
+			return nil
+		}
+		below, _ := filepath.Rel(root, file)
+		n++
+		return copyFile(file, filepath.Join(dest, below))
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("no file of the repository matches")
+	}
+	return nil
+}
+
+// globRegexp turns a copy rule's glob into a regexp: ** any path, * and ? within a segment.
+func globRegexp(g string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c == '*' && i+1 < len(g) && g[i+1] == '*':
+			b.WriteString(".*")
+			i++
+			if i+1 < len(g) && g[i+1] == '/' {
+				i++
+				b.WriteString("/?")
+			}
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// copyTree copies the files of src into dst (hidden directories too: a .sourceignore is read).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, file)
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		return copyFile(file, filepath.Join(dst, rel))
+	})
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// namespaced says whether objects of the kind live in a namespace (a kind nobody knows is
+// taken to: custom resources mostly are).
+func namespaced(group, kind string) bool {
+	av := "v1"
+	if group != "" {
+		av = group + "/v1"
+	}
+	return manifest.BuiltinScope(av, kind) != manifest.ClusterScoped
+}
+
+func decodeBase64(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	return string(b), err
+}

@@ -1,0 +1,157 @@
+// Package fluxtree reads a Flux repository as Flux would apply it, with no cluster: it finds
+// the Kustomizations of a tree (kustomize.toolkit.fluxcd.io), builds each one as
+// kustomize-controller builds it (fluxcd/pkg/kustomize: overlays, patches, components,
+// generators, targetNamespace, postBuild substitutions, commonMetadata), follows the
+// Kustomizations each build holds, and returns the HelmReleases they apply with the objects
+// beside them (sources, values ConfigMaps and Secrets) that their render reads. It renders
+// nothing: diff tree renders what it returns.
+package fluxtree
+
+import (
+	"context"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+)
+
+// Options say how a tree is read.
+type Options struct {
+	// Paths are the directories (relative to the root) whose files are searched for
+	// Kustomizations and HelmReleases; empty: the whole tree.
+	Paths []string
+	// Sources name the GitRepositories ("namespace/name") that are this repository, beside
+	// the bootstrap one (a Kustomization whose path holds its own file) and those whose URL
+	// is RemoteURL.
+	Sources []string
+	// RemoteURL is the repository's URL (its git remote), to know its GitRepository by.
+	RemoteURL string
+	// Vars are substitution variables from outside the repository (a ConfigMap of the
+	// cluster, say): a Kustomization's substituteFrom that the tree does not hold reads them.
+	Vars map[string]string
+	// Work is a directory for the builds (kustomize-controller writes a kustomization.yaml
+	// beside the files it builds; so does this, in a copy).
+	Work string
+}
+
+// Tree is what Flux would apply from a repository.
+type Tree struct {
+	// Root is the directory read.
+	Root string
+	// HelmReleases are the HelmReleases found, sorted by Key.
+	HelmReleases []*HelmRelease
+	// Problems are what could not be read or built; each names its file or object.
+	Problems []Problem
+	// Skipped are Kustomizations not built because their source is not this repository.
+	Skipped []string
+}
+
+// Problem is a file that could not be read or a Kustomization that could not be built.
+type Problem struct {
+	// Where names the file ("apps/web.yaml") or the Kustomization ("Kustomization
+	// flux-system/apps (clusters/production)").
+	Where string
+	Err   error
+}
+
+func (p Problem) Error() string { return p.Where + ": " + p.Err.Error() }
+
+// HelmRelease is one HelmRelease as Flux would apply it.
+type HelmRelease struct {
+	// Object is the HelmRelease after its Kustomization's build and substitutions.
+	Object map[string]any
+	// Namespace and Name are the HelmRelease's.
+	Namespace, Name string
+	// Context is the cluster it belongs to: the path of the root Kustomization that led to
+	// it ("clusters/production"), or "" for a HelmRelease of a plain file.
+	Context string
+	// Via is the chain of Kustomizations that applied it ("flux-system/flux-system >
+	// flux-system/apps"), empty for a plain file.
+	Via []string
+	// File is the file the HelmRelease's document came from, relative to the root, when
+	// known ("" when a build generated it).
+	File string
+	// Get answers its render's reads (valuesFrom, chart sources) from the objects of its
+	// context: what the same Kustomizations apply.
+	Get helmcontroller.Getter
+	// Objects are the objects of its context, by "group/kind/namespace/name", as applied:
+	// its sources and values come from here.
+	Objects map[string]map[string]any
+	// Vars are the substitution variables that produced it, by name, for telling a change's
+	// cause; SecretVars are the values that came from Secrets, never shown.
+	Vars       map[string]Var
+	SecretVars []string
+	// Encrypted names the SOPS-encrypted Secrets of its context (namespace/name), which its
+	// render cannot read; EncryptedObjects holds them as written (encrypted), to tell whether
+	// one changed without decrypting it.
+	Encrypted        map[string]bool
+	EncryptedObjects map[string]map[string]any
+}
+
+// Var is one substitution variable: where it came from ("inline", "ConfigMap
+// flux-system/vars", "Secret flux-system/vars", "--substitute") and a digest of its value (to
+// tell a change without holding a Secret's value).
+type Var struct {
+	From, Digest string
+}
+
+// Key identifies a HelmRelease across two trees: its context and namespace/name.
+func (h *HelmRelease) Key() string {
+	k := h.Namespace + "/" + h.Name
+	if h.Context != "" {
+		k = h.Context + ": " + k
+	}
+	return k
+}
+
+// Load reads the tree at root.
+func Load(ctx context.Context, root string, o Options) (*Tree, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{Root: root}
+	scan, err := scanFiles(root, o.Paths)
+	if err != nil {
+		return nil, err
+	}
+	t.Problems = append(t.Problems, scan.problems...)
+	b := &builder{root: root, opts: o, tree: t, files: scan}
+	roots := b.roots()
+	if len(roots) == 0 {
+		b.plain()
+	} else {
+		for _, r := range roots {
+			b.walk(ctx, r)
+		}
+	}
+	sort.Slice(t.HelmReleases, func(i, j int) bool { return t.HelmReleases[i].Key() < t.HelmReleases[j].Key() })
+	sort.Slice(t.Problems, func(i, j int) bool { return t.Problems[i].Where < t.Problems[j].Where })
+	sort.Strings(t.Skipped)
+	return t, nil
+}
+
+// objectKey is how the objects of a context are kept: "group/kind/namespace/name".
+func objectKey(group, kind, namespace, name string) string {
+	return group + "/" + kind + "/" + namespace + "/" + name
+}
+
+// groupOf is the API group of an apiVersion.
+func groupOf(apiVersion string) string {
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return g
+	}
+	return ""
+}
+
+// cleanRel cleans a Kustomization's spec.path ("./clusters/production/") to a path relative
+// to its source's root ("clusters/production"; "." for the root).
+func cleanRel(p string) string {
+	p = path.Clean("/" + strings.TrimSpace(p))
+	if p == "/" {
+		return "."
+	}
+	return strings.TrimPrefix(p, "/")
+}
