@@ -142,7 +142,7 @@ func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, 
 	}
 	s := res.Summary
 	for _, p := range res.Problems {
-		s.Unmeasured = append(s.Unmeasured, "(not read) "+p)
+		s.Unmeasured = append(s.Unmeasured, "the "+p)
 	}
 	fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases compared, %d unchanged (inputs identical, not rendered%s)\n",
 		res.Head, res.Base, len(res.Rows), res.Unchanged, map[bool]string{true: "", false: "; --all renders them"}[d.tree.All])

@@ -128,7 +128,8 @@ func misplacedFlag(verb, name string) string {
 	for _, d := range diffVerbList {
 		fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 		d.make().bind(fs)
-		if fs.Lookup(name) != nil {
+		// --all goes with -A where both are (diff tree's --all, alone, renders every HelmRelease).
+		if fs.Lookup(name) != nil && (name != "all" || fs.Lookup("all-namespaces") != nil) {
 			owners = append(owners, `"diff `+d.name+`"`)
 		}
 	}

@@ -247,14 +247,15 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	u := unstructured.Unstructured{Object: k.obj}
 	action, err := kustomize.NewGenerator(src, u).WriteFile(dir, kustomize.WithSaveOriginalKustomization())
 	if err != nil {
-		return nil, nil, fmt.Errorf("kustomize: %w", err)
+		return nil, nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
 	res, err := kustomize.SecureBuild(src, dir, false)
 	if cerr := kustomize.CleanDirectory(dir, action); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("kustomize build %s: %w", rel, err)
+		// Named by the repository's paths, not the work copy's.
+		return nil, nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
 	withVars := u.DeepCopy()
 	if len(vars) > 0 {

@@ -53,6 +53,9 @@ func scanFiles(root string, paths []string) (*scanned, error) {
 				if rel != "." && strings.HasPrefix(d.Name(), ".") {
 					return filepath.SkipDir
 				}
+				if _, err := os.Stat(filepath.Join(file, "Chart.yaml")); err == nil {
+					return filepath.SkipDir // a chart: templates, not objects
+				}
 				return nil
 			}
 			name := d.Name()

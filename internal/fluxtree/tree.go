@@ -117,10 +117,12 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Problems = append(t.Problems, scan.problems...)
 	b := &builder{root: root, opts: o, tree: t, files: scan}
 	roots := b.roots()
 	if len(roots) == 0 {
+		// A file that does not parse matters here; under Kustomizations, only if a build
+		// reads it (its error then names it), as Flux ignores files no Kustomization reads.
+		t.Problems = append(t.Problems, scan.problems...)
 		b.plain()
 	} else {
 		for _, r := range roots {

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// treeBase is a Flux repository laid out as flux bootstrap lays one out: a bootstrap
+// Kustomization, a Kustomization of apps with substitutions from a ConfigMap and a Secret of
+// the tree, a HelmRelease whose chart is in this repository and whose values come from
+// spec.values and a ConfigMap, and a SOPS-encrypted Secret.
+var treeBase = map[string]string{
+	"clusters/prod/flux-system/gotk-sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: https://git.example.com/fleet.git, ref: {branch: main}, interval: 1m}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./clusters/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+`,
+	"clusters/prod/flux-system/kustomization.yaml": "resources: [gotk-sync.yaml]\n",
+	"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  postBuild:
+    substitute: {replicas: "2"}
+    substituteFrom:
+    - {kind: ConfigMap, name: cluster-vars}
+    - {kind: Secret, name: cluster-secrets}
+`,
+	"clusters/prod/vars.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-vars, namespace: flux-system}
+data: {greeting: hello}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: cluster-secrets, namespace: flux-system}
+stringData: {token: s3cr3t-base-token}
+`,
+	"clusters/prod/sealed.yaml": `apiVersion: v1
+kind: Secret
+metadata: {name: sealed, namespace: flux-system}
+data:
+  password: "ENC[AES256_GCM,data:aaaa,type:str]"
+sops:
+  mac: "ENC[AES256_GCM,data:bbbb,type:str]"
+  version: 3.9.0
+`,
+	"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, values.yaml]\n",
+	"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  valuesFrom:
+  - {kind: ConfigMap, name: web-values}
+  values:
+    replicas: ${replicas}
+    greeting: ${greeting}
+    token: ${token}
+`,
+	"apps/prod/values.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-values}
+data:
+  values.yaml: |
+    image: nginx:1.27
+`,
+	"charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+	"charts/web/templates/web.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: {{ .Release.Name }}}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: {{ .Values.image }}
+        env:
+        - {name: GREETING, value: {{ .Values.greeting | quote }}}
+        - {name: TOKEN, value: {{ .Values.token | quote }}}
+`,
+}
+
+// gitTree writes files into a new Git repository and commits them; it returns the directory.
+func gitTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runTree runs "diff tree" in dir and returns the exit code, stdout and stderr.
+func runTree(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var out, errOut bytes.Buffer
+	code := Run(append([]string{"diff", "tree", "--chart-cache", "", "--kube-version", "v1.34.2"}, args...), nil, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestDiffTree: a change to a substitution variable (ConfigMap and Secret), a values ConfigMap
+// and an encrypted Secret previews as the rows the chart renders from them, with their causes
+// and helm-controller's upgrade, and no Secret value anywhere in any output.
+func TestDiffTree(t *testing.T) {
+	dir := gitTree(t, treeBase)
+	code, out, errOut := runTree(t, dir, "--base", "HEAD")
+	if code != ExitOK || !strings.Contains(errOut, "0 HelmReleases compared, 1 unchanged") {
+		t.Fatalf("no change: exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	writeTree(t, dir, map[string]string{
+		"clusters/prod/vars.yaml":   strings.NewReplacer("hello", "bonjour", "s3cr3t-base-token", "s3cr3t-head-token").Replace(treeBase["clusters/prod/vars.yaml"]),
+		"apps/prod/values.yaml":     strings.Replace(treeBase["apps/prod/values.yaml"], "1.27", "1.28", 1),
+		"clusters/prod/sealed.yaml": strings.Replace(treeBase["clusters/prod/sealed.yaml"], "aaaa", "cccc", 1),
+	})
+	code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if code != ExitDrift {
+		t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
+		t.Fatalf("want one HelmRelease with its report: %s", out)
+	}
+	e := doc.HelmReleases[0]
+	rep := e.Report
+	if e.HelmRelease != "web/web" || e.Context != "clusters/prod" || e.Next != "upgrade" {
+		t.Errorf("row %s in %q next %q, want web/web in clusters/prod, upgrade", e.HelmRelease, e.Context, e.Next)
+	}
+	rows := map[string]bool{}
+	for _, o := range rep.Objects {
+		for _, r := range o.Rows {
+			rows[o.Object+" "+r.Path] = r.Redacted
+		}
+	}
+	for row, redacted := range map[string]bool{
+		"Deployment.apps web/web spec.template.spec.containers[name=web].image":                    false,
+		"Deployment.apps web/web spec.template.spec.containers[name=web].env[name=GREETING].value": false,
+		"Deployment.apps web/web spec.template.spec.containers[name=web].env[name=TOKEN].value":    true,
+	} {
+		if got, ok := rows[row]; !ok || got != redacted {
+			t.Errorf("row %s: present %v redacted %v, want redacted %v; rows %v", row, ok, got, redacted, rows)
+		}
+	}
+	causes := strings.Join(rep.Causes, "\n")
+	for _, want := range []string{"${greeting} (ConfigMap flux-system/cluster-vars)", "${token} (Secret flux-system/cluster-secrets)", ".values.yaml.image (valuesFrom ConfigMap web/web-values)"} {
+		if !strings.Contains(causes, want) {
+			t.Errorf("causes lack %q:\n%s", want, causes)
+		}
+	}
+	if !strings.Contains(strings.Join(doc.Notes, "\n"), "Secret flux-system/sealed (SOPS-encrypted, not decrypted): encrypted: changed") {
+		t.Errorf("notes %v: want the encrypted Secret changed", doc.Notes)
+	}
+	for _, format := range []string{"json", "yaml", "table", "markdown", "diff", "github", "html", "counts"} {
+		_, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", format)
+		for _, secret := range []string{"s3cr3t-base-token", "s3cr3t-head-token"} {
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("-o %s prints a value from a Secret", format)
+			}
+		}
+	}
+}
+
+// TestDiffTreeBadInput: a broken YAML file, a Kustomization whose path does not exist and a
+// HelmRelease whose chart is missing are each named, the rest is still previewed, exit 3.
+func TestDiffTreeBadInput(t *testing.T) {
+	dir := gitTree(t, treeBase)
+	writeTree(t, dir, map[string]string{
+		"clusters/prod/extra.yaml": strings.NewReplacer("name: apps", "name: extra", "./apps/prod", "./apps/extra").Replace(treeBase["clusters/prod/apps.yaml"]),
+		"apps/extra/broken.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [x\n",
+		"clusters/prod/gone.yaml":  strings.NewReplacer("name: apps", "name: gone", "./apps/prod", "./apps/gone").Replace(treeBase["clusters/prod/apps.yaml"]),
+		"apps/prod/values.yaml":    strings.Replace(treeBase["apps/prod/values.yaml"], "1.27", "1.28", 1),
+		"apps/prod/other.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: other}
+spec:
+  interval: 10m
+  chart: {spec: {chart: ./charts/missing, sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}}}
+`,
+		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, values.yaml, other.yaml]\n",
+	})
+	code, out, errOut := runTree(t, dir, "--base", "HEAD")
+	if code != ExitUnmeasured {
+		t.Fatalf("exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"Kustomization flux-system/extra (clusters/prod): kustomize: failed to decode Kubernetes YAML from apps/extra/broken.yaml",
+		`Kustomization flux-system/gone (clusters/prod): spec.path "./apps/gone" does not exist`,
+		"HelmRelease web/other: not rendered (head)",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(out, "web/web") {
+		t.Errorf("the rest of the tree is not previewed:\n%s", out)
+	}
+	if code, _, errOut := runTree(t, dir); code != ExitError || !strings.Contains(errOut, "--base") {
+		t.Errorf("no --base: exit %d, want 1 naming --base: %s", code, errOut)
+	}
+	if code, _, errOut := runTree(t, dir, "--base", "no-such-branch"); code != ExitError || !strings.Contains(errOut, "no-such-branch") {
+		t.Errorf("unknown base: exit %d, want 1 naming it: %s", code, errOut)
+	}
+}
+
+// TestDiffTreeFluxExample: Flux's own example repository, as published: a change to the
+// production podinfo values and chart version range previews podinfo's rendered change from the
+// corpus chart; with --all the HelmReleases whose charts are not here are named as not
+// rendered (exit 3), never shown as unchanged.
+func TestDiffTreeFluxExample(t *testing.T) {
+	repo, corpus := "../../../shared/flux-repos/flux2-kustomize-helm-example", "../../../shared/corpus"
+	if _, err := os.Stat(repo); err != nil {
+		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") != "" {
+			t.Fatal("HELM_DRIFT_REQUIRE_CORPUS is set but ../shared/flux-repos is absent")
+		}
+		t.Skip("../shared/flux-repos is absent (a user's clone): Flux's example repository is not previewed")
+	}
+	files := map[string]string{}
+	err := filepath.WalkDir(repo, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(repo, p)
+		files[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := gitTree(t, files)
+	abs, _ := filepath.Abs(corpus)
+	empty := t.TempDir()
+	mirrors := []string{"--chart-source", "https://stefanprodan.github.io/podinfo=" + abs,
+		"--chart-source", "oci://quay.io=" + empty, "--chart-source", "oci://docker.io=" + empty}
+	values := "apps/production/podinfo-values.yaml"
+	writeTree(t, dir, map[string]string{values: strings.NewReplacer("podinfo.production", "podinfo.example.com", `">=1.0.0"`, `">=6.0.0"`).Replace(files[values])})
+	code, out, errOut := runTree(t, dir, append([]string{"--base", "HEAD", "-o", "json"}, mirrors...)...)
+	if code != ExitDrift {
+		t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Context != "clusters/production" || doc.HelmReleases[0].HelmRelease != "podinfo/podinfo" {
+		t.Fatalf("want podinfo/podinfo of clusters/production alone (staging's is unchanged): %s", out)
+	}
+	rep := doc.HelmReleases[0].Report
+	found := false
+	for _, o := range rep.Objects {
+		for _, r := range o.Rows {
+			if strings.HasPrefix(o.Object, "HTTPRoute.gateway.networking.k8s.io podinfo/podinfo") && r.Path == "spec.hostnames[0]" && r.Chart == "podinfo.example.com" && r.Cluster == "podinfo.production" {
+				found = true
+			}
+		}
+	}
+	if !found || !strings.Contains(strings.Join(rep.Causes, "\n"), ".httpRoute.hostnames (spec.values)") || !strings.Contains(strings.Join(rep.Causes, "\n"), "spec.chart") {
+		t.Errorf("want the HTTPRoute's hostname row, caused by spec.values and spec.chart:\n%s", out)
+	}
+	code, out, errOut = runTree(t, dir, append([]string{"--base", "HEAD", "--all"}, mirrors...)...)
+	if code != ExitUnmeasured {
+		t.Fatalf("--all: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"clusters/production: HelmRelease cert-manager/cert-manager: not rendered", "clusters/staging: HelmRelease envoy-gateway-system/envoy-gateway: not rendered"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("--all: stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
