@@ -114,9 +114,14 @@ func causes(p treePair, base, head *treeSide) []string {
 		case "values", "valuesFrom", "postRenderers":
 			continue
 		}
-		if !reflect.DeepEqual(bs[k], hs[k]) {
-			other = append(other, "spec."+k)
+		if reflect.DeepEqual(bs[k], hs[k]) {
+			continue
 		}
+		if bv, hv := chartVersion(bs), chartVersion(hs); k == "chart" && bv != hv {
+			other = append(other, fmt.Sprintf("spec.chart.spec.version %q → %q", bv, hv))
+			continue
+		}
+		other = append(other, "spec."+k)
 	}
 	if len(other) > 0 {
 		out = append(out, "HelmRelease "+strings.Join(other, ", "))
@@ -160,6 +165,13 @@ func nextOf(p treePair, base, head *treeSide, causes []string) *flux.Next {
 		return &flux.Next{Action: flux.NextUpgrade, Reason: "the post-renderers or the common metadata change"}
 	}
 	return &flux.Next{Action: flux.NextNothing, Reason: "neither the chart, the values nor the post-renderers change: helm-controller does not upgrade"}
+}
+
+// chartVersion is spec.chart.spec.version ("" when absent).
+func chartVersion(spec map[string]any) string {
+	c, _ := spec["chart"].(map[string]any)
+	cs, _ := c["spec"].(map[string]any)
+	return str(cs, "version")
 }
 
 func specOf(h *fluxtree.HelmRelease) map[string]any {

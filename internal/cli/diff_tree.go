@@ -63,12 +63,18 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&d.tree.KubeVersion, "kube-version", "", "the Kubernetes version the charts see (.Capabilities.KubeVersion), as helm template takes it (default: the Helm SDK's)")
 	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them; repeatable")
 	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; repeatable")
-	fs.StringVar(&d.cache, "chart-cache", defaultChartCache(), "the directory charts are kept in between runs, by source, chart and version (\"\": none)")
+	fs.StringVar(&d.cache, "chart-cache", "", "the directory charts are kept in between runs, by source, chart and version (default: $XDG_CACHE_HOME/helm-drift/charts, else ~/.cache/helm-drift/charts; off: none)")
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository, beside the bootstrap one and those whose URL is its origin; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
 	fs.BoolVar(&d.tree.Charts.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
 	fs.BoolVar(&d.tree.CountUnstable, "count-unstable", false, "count as changes the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
+	for _, name := range treeRefused {
+		_ = fs.MarkHidden(name)
+	}
 }
+
+// treeRefused are the shared diff flags that ask about a cluster, which diff tree never reads.
+var treeRefused = []string{"namespace", "normalize", "stats", "suggest-ignore"}
 
 // defaultChartCache is $XDG_CACHE_HOME/helm-drift/charts (~/.cache/helm-drift/charts).
 func defaultChartCache() string {
@@ -82,6 +88,11 @@ func defaultChartCache() string {
 func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 	if err := d.diffCommon.validate(false); err != nil {
 		return err
+	}
+	for _, name := range treeRefused {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s: diff tree reads no cluster; the namespaces are the tree's, and objects are normalised offline", name)
+		}
 	}
 	if d.tree.Base == "" {
 		return fmt.Errorf("diff tree needs --base: the revision (main, origin/main, a commit) or directory the change starts from")
@@ -108,7 +119,13 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 		}
 		d.tree.Tree.Vars[n] = v
 	}
-	if d.cache != "" {
+	switch d.cache {
+	case "off":
+	case "":
+		if dir := defaultChartCache(); dir != "" {
+			d.tree.Charts.Cache = &helmcontroller.ChartCache{Dir: dir}
+		}
+	default:
 		d.tree.Charts.Cache = &helmcontroller.ChartCache{Dir: d.cache}
 	}
 	d.tree.Workers = max(1, d.measure.Workers/4)

@@ -144,7 +144,7 @@ func runTree(t *testing.T, dir string, args ...string) (int, string, string) {
 	}
 	defer os.Chdir(wd)
 	var out, errOut bytes.Buffer
-	code := Run(append([]string{"diff", "tree", "--chart-cache", "", "--kube-version", "v1.34.2"}, args...), nil, &out, &errOut)
+	code := Run(append([]string{"diff", "tree", "--chart-cache", "off", "--kube-version", "v1.34.2"}, args...), nil, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 

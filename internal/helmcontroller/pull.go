@@ -1,0 +1,232 @@
+package helmcontroller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/helm-drift/helm-drift/internal/flux"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	registry4 "helm.sh/helm/v4/pkg/registry"
+	repo4 "helm.sh/helm/v4/pkg/repo/v1"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// pullOCIRepository pulls the chart an OCIRepository's spec points at (ref.digest, ref.tag,
+// or the highest tag in ref.semver; insecure for plain HTTP), for a source without the
+// artifact yet.
+func (o ChartOptions) pullOCIRepository(obj map[string]any, src Source) (*chartv2.Chart, Source, error) {
+	spec, _ := obj["spec"].(map[string]any)
+	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	if str(spec, "url") == "" {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s has no spec.url", src.Namespace, src.Name)
+	}
+	insecure, _ := spec["insecure"].(bool)
+	ref, _ := spec["ref"].(map[string]any)
+	url, local := o.mirrored(str(spec, "url"))
+	if local {
+		want := str(ref, "semver")
+		if want == "" {
+			want = str(ref, "tag")
+		}
+		ch, err := loadLocal(url, chartName(str(spec, "url")), want)
+		if err != nil {
+			return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "mirror "+url
+		return ch, src, nil
+	}
+	repo := strings.TrimPrefix(url, "oci://")
+	ch, rev, err := o.pullOCI(repo, str(ref, "digest"), str(ref, "tag"), str(ref, "semver"), insecure || o.PlainHTTP)
+	if err != nil {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	src.Revision, src.From = rev, "registry"
+	if err := withRevisionDigest(ch, rev); err != nil {
+		return nil, src, fmt.Errorf("OCIRepository %s/%s: %w", src.Namespace, src.Name, err)
+	}
+	return ch, src, nil
+}
+
+// pullOCI pulls repo@digest, repo:tag, or the highest tag of repo matching constraint
+// (latest without any), and returns the chart and its revision as source-controller writes
+// it (<tag>@sha256:<manifest digest>).
+func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool) (*chartv2.Chart, string, error) {
+	opts := []registry4.ClientOption{registry4.ClientOptWriter(io.Discard), registry4.ClientOptHTTPClient(o.HTTP)}
+	if plainHTTP {
+		opts = append(opts, registry4.ClientOptPlainHTTP())
+	}
+	client, err := registry4.NewClient(opts...)
+	if err != nil {
+		return nil, "", err
+	}
+	var target string
+	switch {
+	case dig != "":
+		target = repo + "@" + dig
+	case constraint != "":
+		c, err := semver.NewConstraint(constraint)
+		if err != nil {
+			return nil, "", fmt.Errorf("ref.semver %q: %w", constraint, err)
+		}
+		tags, err := client.Tags(repo)
+		if err != nil {
+			cached, ok := o.Cache.read(".tags", "oci", repo)
+			if !ok {
+				return nil, "", fmt.Errorf("list the tags of oci://%s: %w", repo, err)
+			}
+			tags = strings.Split(string(cached), "\n")
+		} else {
+			o.Cache.write([]byte(strings.Join(tags, "\n")), ".tags", "oci", repo)
+		}
+		var best *semver.Version
+		for _, t := range tags {
+			if v, err := semver.NewVersion(t); err == nil && c.Check(v) && (best == nil || v.GreaterThan(best)) {
+				best = v
+			}
+		}
+		if best == nil {
+			return nil, "", fmt.Errorf("no tag of oci://%s matches %s", repo, constraint)
+		}
+		tag = best.Original()
+		target = repo + ":" + tag
+	case tag != "":
+		target = repo + ":" + tag
+	default:
+		tag = "latest"
+		target = repo + ":latest"
+	}
+	data, dataOK := o.Cache.read(".tgz", "oci", target)
+	revData, revOK := o.Cache.read(".rev", "oci", target)
+	rev := string(revData)
+	if !dataOK || !revOK {
+		res, err := client.Pull(target, registry4.PullOptWithChart(true))
+		if err != nil {
+			return nil, "", fmt.Errorf("pull oci://%s: %w", target, err)
+		}
+		data, rev = res.Chart.Data, res.Manifest.Digest
+		if tag != "" {
+			rev = tag + "@" + rev
+		}
+		o.Cache.write(data, ".tgz", "oci", target)
+		o.Cache.write([]byte(rev), ".rev", "oci", target)
+	}
+	ch, err := loader4.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("oci://%s: not a chart: %w", target, err)
+	}
+	return ch, rev, nil
+}
+
+// pullTemplate reads the chart spec.chart asks for from its HelmRepository (an HTTP index or
+// an OCI repository), as the HelmChart helm-controller makes would.
+func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src Source) (*chartv2.Chart, Source, error) {
+	tpl := hr.Spec.Chart.Spec
+	ref := tpl.SourceRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = hr.Namespace
+	}
+	if ref.Kind == "GitRepository" && o.GitRepository != nil {
+		dir, ok := o.GitRepository(ns, ref.Name)
+		if !ok {
+			return nil, src, fmt.Errorf("spec.chart.spec.sourceRef GitRepository %s/%s is another repository: helm-drift reads charts from this one", ns, ref.Name)
+		}
+		ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
+		if err != nil {
+			return nil, src, fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "this repository"
+		return ch, src, nil
+	}
+	if ref.Kind != "HelmRepository" {
+		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
+	}
+	repoObj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmRepository", ns, ref.Name)
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
+	}
+	spec, _ := repoObj["spec"].(map[string]any)
+	base, _ := spec["url"].(string)
+	base, local := o.mirrored(base)
+	version := tpl.Version
+	if version == "" {
+		version = "*"
+	}
+	if local {
+		ch, err := loadLocal(base, tpl.Chart, version)
+		if err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		src.Revision, src.From = ch.Metadata.Version, "mirror "+base
+		return ch, src, nil
+	}
+	if typ, _ := spec["type"].(string); typ != "oci" && !strings.HasPrefix(base, "oci://") && exactVersion(version) {
+		if data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, strings.TrimPrefix(version, "=")); ok {
+			if ch, err := loader4.LoadArchive(bytes.NewReader(data)); err == nil {
+				src.Revision, src.From = ch.Metadata.Version, "repository (cached)"
+				return ch, src, nil
+			}
+		}
+	}
+	if typ, _ := spec["type"].(string); typ == "oci" || strings.HasPrefix(base, "oci://") {
+		insecure, _ := spec["insecure"].(bool)
+		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+tpl.Chart, "", "", version, insecure || o.PlainHTTP)
+		if err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		src.Revision, src.From = rev, "repository"
+		return ch, src, nil
+	}
+	index, err := o.get(ctx, base+"/index.yaml")
+	if err != nil {
+		cached, ok := o.Cache.read(".index", "http", base)
+		if !ok {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		index = cached
+	} else {
+		o.Cache.write(index, ".index", "http", base)
+	}
+	var idx repo4.IndexFile
+	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
+	}
+	idx.SortEntries()
+	cv, err := idx.Get(tpl.Chart, version)
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
+	}
+	if len(cv.URLs) == 0 {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
+	}
+	cu, err := url.Parse(cv.URLs[0])
+	if err != nil {
+		return nil, src, err
+	}
+	if !cu.IsAbs() {
+		b, _ := url.Parse(base + "/")
+		cu = b.ResolveReference(cu)
+	}
+	data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, cv.Version)
+	if !ok {
+		if data, err = o.get(ctx, cu.String()); err != nil {
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+		}
+		o.Cache.write(data, ".tgz", "http", base, tpl.Chart, cv.Version)
+	}
+	ch, err := loader4.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
+	}
+	src.Revision, src.From = cv.Version, "repository"
+	return ch, src, nil
+}
