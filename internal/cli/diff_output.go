@@ -38,6 +38,8 @@ type outputFlags struct {
 	noColor bool
 	// suggest is --suggest-ignore's format ("" when not asked).
 	suggest string
+	// comments is --comments: how many comments -o github and gitlab may split into.
+	comments int
 }
 
 // bind registers the output flags on fs; manifest says whether the verb offers -o manifest.
@@ -48,6 +50,7 @@ func (o *outputFlags) bind(fs *pflag.FlagSet, manifest bool) {
 	}
 	fs.StringVarP(&o.format, "output", "o", "table", formats)
 	fs.IntVarP(&o.lines, "context", "C", 3, "-o diff, github, gitlab: unchanged lines shown around each change; -1 shows the whole object")
+	fs.IntVar(&o.comments, "comments", 1, "-o github, gitlab: split into at most this many comments (1-20), each within the platform's limit, separated by a marker line that helm drift comment posts one by one")
 	fs.StringVar(&o.suggest, "suggest-ignore", "", "after the report, the ignore rules that stop drift correction fighting a controller over a field the chart states (who owns it: metadata.managedFields; an HPA's target's replicas, an injected caBundle, an aggregated ClusterRole's rules), never for a field the release or a person (kubectl) set: --suggest-ignore (Flux driftDetection.ignore) or --suggest-ignore=argocd (ignoreDifferences); in -o json/yaml as suggestedIgnore")
 	fs.Lookup("suggest-ignore").NoOptDefVal = advise.Flux
 	fs.StringVar(&o.color, "color", colorAuto, "colour in the table and -o diff: auto (on a terminal, unless NO_COLOR is set), always (even in a pipe or with NO_COLOR), never")
@@ -64,6 +67,8 @@ func (o *outputFlags) validate(one bool) error {
 		return fmt.Errorf("--output %q: want one of %s, or manifest", o.format, strings.Join(output.Names(), ", "))
 	case o.color != colorAuto && o.color != colorAlways && o.color != colorNever:
 		return fmt.Errorf("--color %q: want auto, always or never", o.color)
+	case o.comments < 1 || o.comments > 20:
+		return fmt.Errorf("--comments %d: want 1 to 20", o.comments)
 	case o.lines < -1:
 		return fmt.Errorf("--context %d: want 0 or more lines, or -1 for the whole object", o.lines)
 	case o.suggest != "" && o.suggest != advise.Flux && o.suggest != advise.ArgoCD:
@@ -118,7 +123,7 @@ func (o *outputFlags) streams() bool {
 
 // options are the formats' options for out.
 func (o *outputFlags) options(out io.Writer) output.Options {
-	return output.Options{Context: o.lines, Colour: o.colour(out)}
+	return output.Options{Context: o.lines, Colour: o.colour(out), Comments: o.comments}
 }
 
 // writeReport prints one report (its Stamp set) in the asked format; with

@@ -36,6 +36,7 @@ func commands() []command {
 		{"owners", "find objects with two owners in rendered manifests", runOwners},
 		{"diff", "compare what an upgrade would install, or a release, with the live cluster, field by field", runDiff},
 		{"self", "self-management lifecycle: resume (end the bracket), status, handback", runSelf},
+		{"comment", "keep a diff's report as sticky pull-request comments (GitHub, GitLab)", runComment},
 		{"serve", "measure every release and HelmRelease again and again, served as Prometheus metrics", runServe},
 		{"version", "print version, commit, Go and Helm SDK versions", runVersion},
 	}

@@ -27,12 +27,20 @@ var (
 // commentReserve is kept free of the limit for the truncation note.
 const commentReserve = 600
 
-// WriteComment prints reports as one pull-request comment in GitHub-flavoured Markdown (which
+// CommentSeparator is the line between two comments of -o github and gitlab (Options.Comments
+// over 1): helm drift comment posts each part as its own comment.
+const CommentSeparator = "<!-- helm-drift: next comment -->"
+
+// WriteComment prints reports as pull-request comments in GitHub-flavoured Markdown (which
 // GitLab renders too): a summary line per release or HelmRelease, then a collapsible section
-// per object with its unified diff. It stays within p's limit: what does not fit is left out
-// at a line's end, and a note says how much and how to see all of it.
-func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, p Platform, context int) error {
-	c := &comment{limit: p.Limit - commentReserve}
+// per object with its unified diff. Each comment stays within p's limit; up to comments of them
+// (at least 1) are written, separated by CommentSeparator lines, each section whole in one
+// comment where it fits in one; what does not fit in the last is left out at a line's end, and
+// a note says how much and how to see all of it. The order is the reports' and their objects':
+// the same input gives the same comments.
+func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, p Platform, context, comments int) error {
+	c := &comment{limit: p.Limit - commentReserve, max: max(1, comments)}
+	c.parts = []*strings.Builder{{}}
 	c.add("### helm-drift\n\n")
 	for _, row := range rows {
 		c.add(releaseLine(row) + "\n")
@@ -47,33 +55,62 @@ func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRu
 			return err
 		}
 	}
+	last := c.cur()
 	if c.left > 0 {
-		c.text.WriteString(fmt.Sprintf("\n> **Truncated:** %d of %d diff lines are not shown, to stay within %s's comment limit (%d characters). "+
-			"Run `helm drift diff ... -o diff` for the whole report.\n", c.left, c.lines, p.Name, p.Limit))
+		last.WriteString(fmt.Sprintf("\n> **Truncated:** %d of %d diff lines are not shown, to stay within %s's comment limit (%d characters) in %d comments. "+
+			"Run `helm drift diff ... -o diff` (or `-o html`) for the whole report.\n", c.left, c.lines, p.Name, p.Limit, len(c.parts)))
 	}
 	if f := summaryFooter(clusters); f != "" {
-		c.text.WriteString("\n<sub>" + htmlText(f) + "</sub>\n")
+		last.WriteString("\n<sub>" + htmlText(f) + "</sub>\n")
 	}
-	_, err := io.WriteString(w, c.text.String())
-	return err
+	for i, part := range c.parts {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"+CommentSeparator+"\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, part.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// comment is a comment being written within a size.
+// comment is the comments being written, each within a size.
 type comment struct {
-	text  strings.Builder
+	parts []*strings.Builder
 	limit int
-	// full: something did not fit; everything after it is counted, not written.
+	// max is how many comments may be written.
+	max int
+	// full: something did not fit in the last comment; everything after it is counted, not
+	// written.
 	full        bool
 	lines, left int
 }
 
-// add writes s if it fits, and reports whether it did.
+// cur is the comment being written.
+func (c *comment) cur() *strings.Builder { return c.parts[len(c.parts)-1] }
+
+// next starts the next comment, when one more is allowed.
+func (c *comment) next() bool {
+	if len(c.parts) >= c.max {
+		return false
+	}
+	c.parts = append(c.parts, &strings.Builder{})
+	fmt.Fprintf(c.cur(), "### helm-drift (continued, %d)\n\n", len(c.parts))
+	return true
+}
+
+// add writes s if it fits, in a next comment if it must, and reports whether it did.
 func (c *comment) add(s string) bool {
-	if c.full || c.text.Len()+len(s) > c.limit {
+	if c.full {
+		return false
+	}
+	if c.cur().Len()+len(s) > c.limit && (!c.next() || c.cur().Len()+len(s) > c.limit) {
 		c.full = true
 		return false
 	}
-	c.text.WriteString(s)
+	c.cur().WriteString(s)
 	return true
 }
 
@@ -120,31 +157,40 @@ func (c *comment) report(r *diff.Report, context int) error {
 	return nil
 }
 
-// section writes one object's diff as <details>; a diff too long for what is left is cut at
-// a line's end, its fence and section closed.
+// section writes one object's diff as <details>, in the next comment when it does not fit
+// whole in this one's remainder (and one more is allowed); a diff too long for what is left is
+// cut at a line's end, its fence and section closed.
 func (c *comment) section(summary string, d *unified) {
 	body := strings.Split(strings.TrimSuffix(d.Text(), "\n"), "\n")
 	c.lines += len(body)
 	fence := fenceFor(body)
 	open := "<details><summary>" + htmlText(summary) + "</summary>\n\n" + fence + "diff\n"
 	closing := fence + "\n\n</details>\n\n"
-	if c.full || c.text.Len()+len(open)+len(closing) > c.limit {
+	need := len(open) + len(closing)
+	for _, l := range body {
+		need += len(l) + 1
+	}
+	if !c.full && c.cur().Len()+need > c.limit && c.cur().Len() > 0 {
+		c.next()
+	}
+	if c.full || c.cur().Len()+len(open)+len(closing) > c.limit {
 		c.full = true
 		c.left += len(body)
 		return
 	}
-	c.text.WriteString(open)
-	room := c.limit - c.text.Len() - len(closing)
+	text := c.cur()
+	text.WriteString(open)
+	room := c.limit - text.Len() - len(closing)
 	for i, l := range body {
 		if len(l)+1 > room {
 			c.full = true
 			c.left += len(body) - i
 			break
 		}
-		c.text.WriteString(l + "\n")
+		text.WriteString(l + "\n")
 		room -= len(l) + 1
 	}
-	c.text.WriteString(closing)
+	text.WriteString(closing)
 }
 
 // fenceFor is a code fence longer than any run of backticks in lines, so that no line of the
@@ -179,7 +225,7 @@ func htmlText(s string) string {
 func init() {
 	for i, p := range []Platform{GitHub, GitLab} {
 		f := func(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, o Options) error {
-			return WriteComment(w, rows, clusters, p, o.Context)
+			return WriteComment(w, rows, clusters, p, o.Context, o.Comments)
 		}
 		register(Format{Name: p.Name, Rank: 6 + i, Help: "a pull-request comment", Report: sideBySide(f), Summary: f, Sides: true})
 	}

@@ -190,7 +190,7 @@ func TestWriteDiffGolden(t *testing.T) {
 	}
 	t.Run("github", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, GitHub, 3); err != nil {
+		if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, GitHub, 3, 1); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join(golden.Root(), "view", "matrix.github.md"), b.String())
@@ -345,7 +345,7 @@ func parseGFM(t *testing.T, src string) (codes []string, html []string) {
 func TestCommentMarkdown(t *testing.T) {
 	rep := matrix(t)
 	var b bytes.Buffer
-	if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, nil, GitHub, 3); err != nil {
+	if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, nil, GitHub, 3, 1); err != nil {
 		t.Fatal(err)
 	}
 	codes, _ := parseGFM(t, b.String())
@@ -374,7 +374,7 @@ func TestCommentMarkdown(t *testing.T) {
 		rows = append(rows, row(&r))
 	}
 	var big bytes.Buffer
-	if err := WriteComment(&big, rows, nil, GitHub, 3); err != nil {
+	if err := WriteComment(&big, rows, nil, GitHub, 3, 1); err != nil {
 		t.Fatal(err)
 	}
 	if big.Len() > GitHub.Limit {
@@ -401,6 +401,40 @@ func TestCommentMarkdown(t *testing.T) {
 		t.Errorf("not every release has its summary line")
 	}
 
+	// The same, split into comments: each within the limit, every object's section whole in
+	// one of them, in the same order, the truncation note only when even these do not hold it.
+	var split bytes.Buffer
+	if err := WriteComment(&split, rows, nil, GitHub, 3, 20); err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(split.String(), "\n"+CommentSeparator+"\n")
+	if len(parts) < 2 {
+		t.Fatalf("%d comments, want the report split", len(parts))
+	}
+	var sections []string
+	for i, p := range parts {
+		if len(p) > GitHub.Limit {
+			t.Errorf("comment %d is %d characters, over GitHub's %d", i+1, len(p), GitHub.Limit)
+		}
+		if i > 0 && !strings.HasPrefix(p, fmt.Sprintf("### helm-drift (continued, %d)", i+1)) {
+			t.Errorf("comment %d does not say it continues: %.60q", i+1, p)
+		}
+		c, _ := parseGFM(t, p)
+		sections = append(sections, c...)
+	}
+	if strings.Contains(split.String(), "**Truncated:**") {
+		t.Errorf("20 comments hold the report, yet a truncation note")
+	}
+	if want := len(blocks) * len(rows); len(sections) != want {
+		t.Errorf("%d sections across the comments, want %d", len(sections), want)
+	}
+	for i, c := range sections {
+		if c != blocks[i%len(blocks)] {
+			t.Errorf("section %d is cut or out of order", i)
+			break
+		}
+	}
+
 	// A value holding a fence of its own.
 	fenced := *rep
 	fenced.Objects = append([]diff.Object(nil), rep.Objects...)
@@ -413,7 +447,7 @@ func TestCommentMarkdown(t *testing.T) {
 		}
 	}
 	var fb bytes.Buffer
-	if err := WriteComment(&fb, []diff.SummaryRow{row(&fenced)}, nil, GitLab, 3); err != nil {
+	if err := WriteComment(&fb, []diff.SummaryRow{row(&fenced)}, nil, GitLab, 3, 1); err != nil {
 		t.Fatal(err)
 	}
 	if codes, _ := parseGFM(t, fb.String()); len(codes) != len(blocks) {

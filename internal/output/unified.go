@@ -20,6 +20,8 @@ type Options struct {
 	// Colour writes ANSI colours: removed lines red, added green, hunk headers cyan, the
 	// annotations yellow.
 	Colour bool
+	// Comments is how many comments -o github and gitlab may split into (0 and 1: one).
+	Comments int
 }
 
 // ANSI colours of the unified diff.

@@ -1,0 +1,331 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// treeFiles is the test's Flux repository at one commit: an HTTP Helm repository and an OCI
+// registry as sources, three HelmReleases (web: spec.chart with values from a ConfigMap and a
+// Secret; podinfo: the corpus chart by chartRef; other: a second release of webapp).
+func treeFiles(ns, repoURL, registry, webVersion, logLevel, password, podinfoReplicas, otherInterval string) map[string]string {
+	return map[string]string{
+		"apps/sources.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: %[1]s}
+spec: {url: %[2]q, interval: 1h}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: podinfo, namespace: %[1]s}
+spec:
+  url: oci://%[3]s/%[1]s/podinfo
+  insecure: true
+  interval: 1h
+  ref: {semver: ">=6.0.0"}
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+`, ns, repoURL, registry),
+		"apps/web.yaml": fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-values, namespace: %[1]s}
+data:
+  values.yaml: "inlineLogLevel: %[3]s\n"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-secret, namespace: %[1]s}
+stringData:
+  values.yaml: "password: %[4]s\n"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: webapp, version: %[2]q, sourceRef: {kind: HelmRepository, name: charts}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
+  valuesFrom:
+  - {kind: ConfigMap, name: web-values}
+  - {kind: Secret, name: web-secret}
+  values: {replicas: 1, headless: true}
+`, ns, webVersion, logLevel, password),
+		"apps/podinfo.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: podinfo, namespace: %[1]s}
+spec:
+  interval: 1h
+  chartRef: {kind: OCIRepository, name: podinfo}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
+  values: {replicaCount: %[2]s}
+`, ns, podinfoReplicas),
+		"apps/other.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: other, namespace: %[1]s}
+spec:
+  interval: %[2]s
+  chart:
+    spec: {chart: webapp, version: "1.0.0", sourceRef: {kind: HelmRepository, name: charts}}
+  install: {disableWait: true}
+  values: {replicas: 3, headless: true}
+`, ns, otherInterval),
+	}
+}
+
+// TestDiffTreePredictsHelmController is the acceptance test of diff tree against the real
+// helm-controller and source-controller: a Git repository made by the test (two commits), charts
+// from a real HTTP Helm repository and the test environment's OCI registry (plain HTTP). The
+// preview of head against base, made with no cluster, is then checked by applying the base,
+// letting helm-controller install it, applying the head and letting it upgrade: for each
+// HelmRelease the rows predicted are exactly the fields in which helm-controller's stored
+// manifests of the two revisions differ (every predicted change happens, nothing unpredicted
+// does), an edit helm-controller ignores upgrades nothing, and no value from a Secret is shown.
+func TestDiffTreePredictsHelmController(t *testing.T) {
+	t.Parallel() // its own namespace, repository and Helm homes
+	podinfo := filepath.Join(repoRoot, "../shared/corpus/podinfo")
+	if _, err := os.Stat(podinfo); err != nil {
+		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") != "" {
+			t.Fatal("HELM_DRIFT_REQUIRE_CORPUS is set but ../shared/corpus/podinfo is absent")
+		}
+		t.Skip("../shared/corpus is absent (a user's clone): the preview is not checked against helm-controller")
+	}
+	h := clusterHelm(t, "helm4")
+	ns := cluster.Namespace(t)
+
+	// Charts: webapp 1.0.0 and 1.1.0 (another default image) in an HTTP repository; podinfo
+	// from the corpus in the OCI registry.
+	charts := t.TempDir()
+	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", charts)
+	v11 := filepath.Join(t.TempDir(), "webapp")
+	copyDir(t, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
+	replaceIn(t, filepath.Join(v11, "Chart.yaml"), "version: 1.0.0", "version: 1.1.0")
+	replaceIn(t, filepath.Join(v11, "values.yaml"), "image: nginx:1.27", "image: nginx:1.28")
+	h.run(t, false, nil, "package", v11, "-d", charts)
+	h.run(t, false, nil, "repo", "index", charts)
+	srv := httptest.NewServer(http.FileServer(http.Dir(charts)))
+	t.Cleanup(srv.Close)
+	pkg := t.TempDir()
+	h.run(t, false, nil, "package", podinfo, "-d", pkg)
+	tgz, _ := filepath.Glob(filepath.Join(pkg, "podinfo-*.tgz"))
+	if len(tgz) != 1 {
+		t.Fatalf("helm package podinfo: %v", tgz)
+	}
+	h.run(t, false, nil, "push", tgz[0], "oci://"+cluster.Registry+"/"+ns, "--plain-http")
+
+	secretBase, secretHead := hrSecretMarker+"-base", hrSecretMarker+"-head"
+	base := treeFiles(ns, srv.URL, cluster.Registry, "1.0.0", "info", secretBase, "1", "1h")
+	head := treeFiles(ns, srv.URL, cluster.Registry, "1.1.0", "debug", secretHead, "2", "2h")
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=e2e@example.com", "-c", "user.name=e2e"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	writeFiles(t, repo, base)
+	git("add", "-A")
+	git("commit", "-qm", "base")
+	baseRev := git("rev-parse", "HEAD")
+	writeFiles(t, repo, head)
+	git("commit", "-qam", "head")
+
+	// The preview, with no cluster: KUBECONFIG points at nothing.
+	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), "diff", "tree", "--base", baseRev, "--head", "HEAD",
+		"--plain-http", "--kube-version", "v1.34.2", "--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json")
+	cmd.Dir, cmd.Env = repo, append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("diff tree: %v, want exit 2\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
+		t.Errorf("diff tree prints a value from a Secret")
+	}
+	var doc struct {
+		HelmReleases []struct {
+			HelmRelease string       `json:"helmRelease"`
+			Next        string       `json:"nextReconcile"`
+			Report      *diff.Report `json:"report"`
+		} `json:"helmReleases"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	predicted, next := map[string][]string{}, map[string]string{}
+	for _, e := range doc.HelmReleases {
+		name := strings.TrimPrefix(e.HelmRelease, ns+"/")
+		next[name] = e.Next
+		if e.Report != nil {
+			predicted[name] = rowsOf(e.Report)
+		}
+	}
+	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || next["other"] != "nothing" || len(predicted["other"]) != 0 {
+		t.Fatalf("next reconciles %v (other's rows %v), want web and podinfo upgraded, other nothing\n%s", next, predicted["other"], stdout.String())
+	}
+
+	// Reconciled by the real controllers: the base, then the head.
+	for _, f := range []string{"apps/sources.yaml", "apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml"} {
+		applyYAML(t, base[f])
+	}
+	for _, name := range []string{"web", "podinfo", "other"} {
+		waitTreeRevision(t, ns, name, 1)
+	}
+	before := map[string]string{}
+	for _, name := range []string{"web", "podinfo", "other"} {
+		before[name] = storedRelease(t, ns, name).Manifest
+	}
+	for _, f := range []string{"apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml"} {
+		applyYAML(t, head[f])
+	}
+	waitTreeRevision(t, ns, "web", 2)
+	waitTreeRevision(t, ns, "podinfo", 2)
+	waitObserved(t, ns, "other")
+	if v := storedRelease(t, ns, "other").Version; v != 1 {
+		t.Errorf("other: revision %d after an interval edit, want 1 (helm-controller does not upgrade)", v)
+	}
+	for _, name := range []string{"web", "podinfo"} {
+		happened := manifestChanges(t, before[name], storedRelease(t, ns, name).Manifest, ns)
+		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
+			t.Errorf("%s: predicted rows\n  %s\nhelm-controller changed\n  %s", name, strings.Join(predicted[name], "\n  "), strings.Join(happened, "\n  "))
+		}
+		if len(happened) == 0 {
+			t.Errorf("%s: helm-controller changed nothing: the test proves nothing", name)
+		}
+	}
+}
+
+// rowsOf lists a report's rows as "object path", sorted.
+func rowsOf(r *diff.Report) []string {
+	var out []string
+	for _, o := range r.Objects {
+		for _, row := range o.Rows {
+			out = append(out, o.Object+" "+row.Path)
+		}
+	}
+	for _, p := range r.Prune {
+		out = append(out, p.Object+" (pruned)")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// manifestChanges are the rows between two stored manifests of a release, compared as diff tree
+// compares its two renders.
+func manifestChanges(t *testing.T, before, after, ns string) []string {
+	t.Helper()
+	objs := func(m string) []manifest.Object {
+		st, err := manifest.Split([]byte(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := manifest.Objects(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	rep, err := diff.CompareSets(objs(before), objs(after), diff.SetOptions{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rowsOf(rep)
+}
+
+// waitTreeRevision waits for HelmRelease ns/name to be Ready at Helm revision want.
+func waitTreeRevision(t *testing.T, ns, name string, want int64) {
+	t.Helper()
+	testenv.Eventually(t, 3*time.Minute, fmt.Sprintf("HelmRelease %s/%s at revision %d", ns, name, want), func() (bool, string) {
+		hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history")
+		if len(history) == 0 {
+			return false, "no history"
+		}
+		v, _, _ := unstructured.NestedInt64(history[0].(map[string]any), "version")
+		ready := condition(hr, "Ready")
+		return v == want && ready == "True", fmt.Sprintf("revision %d, Ready=%s", v, ready)
+	})
+}
+
+// waitObserved waits for helm-controller to have reconciled HelmRelease ns/name's latest
+// generation.
+func waitObserved(t *testing.T, ns, name string) {
+	t.Helper()
+	testenv.Eventually(t, 2*time.Minute, fmt.Sprintf("HelmRelease %s/%s reconciled", ns, name), func() (bool, string) {
+		hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		observed, _, _ := unstructured.NestedInt64(hr.Object, "status", "observedGeneration")
+		return observed == hr.GetGeneration() && condition(hr, "Ready") == "True", fmt.Sprintf("observed %d of %d", observed, hr.GetGeneration())
+	})
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func replaceIn(t *testing.T, file, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(data), old) {
+		t.Fatalf("%s: %v (or no %q)", file, err, old)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyDir copies the files of src to dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		writeFiles(t, dst, map[string]string{rel: string(data)})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
