@@ -52,7 +52,7 @@ type TreeResult struct {
 	// Base and Head name the two sides.
 	Base, Head string
 	// Unchanged counts the HelmReleases whose inputs are the same on both sides (not rendered
-	// without All).
+	// without All; rendered once, at the head, with it).
 	Unchanged int
 	// Problems are the files and Kustomizations of either side that could not be read or
 	// built ("head: apps/x.yaml: ...").
@@ -103,9 +103,13 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
-		if !d.All && p.base != nil && p.head != nil && fingerprint(p.base) == fingerprint(p.head) {
+		if p.base != nil && p.head != nil && fingerprint(p.base) == fingerprint(p.head) {
 			res.Unchanged++
-			continue
+			if !d.All {
+				continue
+			}
+			// The same inputs render the same: --all renders the head once, to show it renders.
+			p.same = true
 		}
 		todo = append(todo, p)
 	}
@@ -139,6 +143,8 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 type treePair struct {
 	key        string
 	base, head *fluxtree.HelmRelease
+	// same: the inputs are the same on both sides (rendered once, under --all).
+	same bool
 }
 
 // pairTrees pairs the HelmReleases of two trees by their key, in key order.
@@ -264,15 +270,18 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		tree *fluxtree.Tree
 		name string
 	}{{p.base, bt, "base"}, {p.head, ht, "head"}} {
-		if s.hr == nil {
+		if s.hr == nil || p.same && i == 0 {
 			continue
 		}
-		side, err := d.render(ctx, s.hr, s.tree, shared, i == 1)
+		side, err := d.render(ctx, s.hr, s.tree, shared, i == 1 && !p.same)
 		if err != nil {
 			row.Error = fmt.Sprintf("not rendered (%s): %v", s.name, err)
 			return row
 		}
 		sides[i] = side
+	}
+	if p.same {
+		sides[0] = sides[1]
 	}
 	rep, err := compareTreeSides(sides[0], sides[1], d.Views, d.CountUnstable)
 	if err != nil {

@@ -161,8 +161,13 @@ func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, 
 	for _, p := range res.Problems {
 		s.Unmeasured = append(s.Unmeasured, "the "+p)
 	}
-	fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases compared, %d unchanged (inputs identical, not rendered%s)\n",
-		res.Head, res.Base, len(res.Rows), res.Unchanged, map[bool]string{true: "", false: "; --all renders them"}[d.tree.All])
+	if d.tree.All {
+		fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases rendered, %d of them with the same inputs on both sides (rendered once)\n",
+			res.Head, res.Base, len(res.Rows), res.Unchanged)
+	} else {
+		fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases compared, %d unchanged (inputs identical, not rendered; --all renders them)\n",
+			res.Head, res.Base, len(res.Rows), res.Unchanged)
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(errOut, "helm-drift diff tree: note: %s\n", n)
 	}
