@@ -211,6 +211,7 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
 			t.Errorf("%s: predicted rows\n  %s\nhelm-controller changed\n  %s", name, strings.Join(predicted[name], "\n  "), strings.Join(happened, "\n  "))
 		}
+		t.Logf("%s: %d rows predicted and seen: %s", name, len(happened), strings.Join(happened, "; "))
 		if len(happened) == 0 {
 			t.Errorf("%s: helm-controller changed nothing: the test proves nothing", name)
 		}
