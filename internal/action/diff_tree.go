@@ -79,7 +79,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	}
 	defer head.Close()
 	res := &TreeResult{Base: base.Name, Head: head.Name}
-	load := func(c *Checkout, side string) (*fluxtree.Tree, error) {
+	load := func(c *Checkout, side string, problems *[]string) (*fluxtree.Tree, error) {
 		o := d.Tree
 		o.Work, o.RemoteURL = work, c.RemoteURL
 		t, err := fluxtree.Load(ctx, c.Dir, o)
@@ -87,17 +87,24 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 			return nil, &InputError{Err: fmt.Errorf("%s (%s): %w", side, c.Name, err)}
 		}
 		for _, p := range t.Problems {
-			res.Problems = append(res.Problems, side+": "+p.Error())
+			*problems = append(*problems, side+": "+p.Error())
 		}
 		return t, nil
 	}
-	bt, err := load(base, "base")
-	if err != nil {
-		return nil, err
+	// Both sides at once: each reads and copies its own files (kustomize's builds take turns).
+	var bt, ht *fluxtree.Tree
+	var berr, herr error
+	var probs [2][]string
+	var lw sync.WaitGroup
+	lw.Go(func() { bt, berr = load(base, "base", &probs[0]) })
+	lw.Go(func() { ht, herr = load(head, "head", &probs[1]) })
+	lw.Wait()
+	res.Problems = append(probs[0], probs[1]...)
+	if berr != nil {
+		return nil, berr
 	}
-	ht, err := load(head, "head")
-	if err != nil {
-		return nil, err
+	if herr != nil {
+		return nil, herr
 	}
 	res.Notes = append(res.Notes, ht.Skipped...)
 	pairs := pairTrees(bt, ht)

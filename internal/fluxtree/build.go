@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -202,6 +203,9 @@ func (b *builder) finish(p *pool, hrs []*HelmRelease) {
 	}
 }
 
+// buildMu makes builds take turns (see build).
+var buildMu sync.Mutex
+
 // missingVars: a Kustomization's substituteFrom names an object not (yet) applied.
 type missingVars struct{ ref string }
 
@@ -222,6 +226,10 @@ type built struct {
 // substitution variables used (name to origin).
 // xref: kustomize-controller internal/controller/kustomization_controller.go build.
 func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) ([]built, map[string]Var, error) {
+	// kustomize's builds share global state (its OpenAPI schema, reset by each build), which
+	// the kind lookups below read too: one build at a time, across trees read at once.
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	spec, _ := k.obj["spec"].(map[string]any)
 	src, err := b.source(ctx, k, p)
 	if err != nil {
