@@ -3,11 +3,20 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil4 "helm.sh/helm/v4/pkg/chart/v2/util"
+	repo4 "helm.sh/helm/v4/pkg/repo/v1"
+
+	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
 // treeBase is a Flux repository laid out as flux bootstrap lays one out: a bootstrap
@@ -317,5 +326,59 @@ func TestDiffTreeFluxExample(t *testing.T) {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("--all: stderr lacks %q:\n%s", want, errOut)
 		}
+	}
+}
+
+// TestDiffTreeOffline: charts from an HTTP Helm repository (a version range, so the index is
+// read) are kept in the chart cache; with the repository gone, the same run renders the same
+// output from the cache.
+func TestDiffTreeOffline(t *testing.T) {
+	charts := t.TempDir()
+	ch, err := loader4.Load(filepath.Join(golden.Root(), "charts/webapp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chartutil4.Save(ch, charts); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := repo4.IndexDirectory(charts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.WriteFile(filepath.Join(charts, "index.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(charts)))
+	web := func(replicas int) string {
+		return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: apps}
+spec: {url: %q, interval: 1h}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: apps}
+spec:
+  interval: 1h
+  chart: {spec: {chart: webapp, version: "1.x", sourceRef: {kind: HelmRepository, name: charts}}}
+  values: {replicas: %d}
+`, srv.URL, replicas)
+	}
+	dir := gitTree(t, map[string]string{"apps/web.yaml": web(1)})
+	writeTree(t, dir, map[string]string{"apps/web.yaml": web(2)})
+	cache := t.TempDir()
+	args := []string{"--base", "HEAD", "--chart-cache", cache, "-o", "diff"}
+	code, online, errOut := runTree(t, dir, args...)
+	if code != ExitDrift || !strings.Contains(online, "+  replicas: 2") {
+		t.Fatalf("online: exit %d, want 2 with the replicas row\n%s%s", code, online, errOut)
+	}
+	srv.Close()
+	code, offline, errOut := runTree(t, dir, args...)
+	if code != ExitDrift || offline != online {
+		t.Errorf("offline, from the cache: exit %d\n%s\nwant the same output as online:\n%s\n%s", code, offline, online, errOut)
+	}
+	code, _, errOut = runTree(t, dir, "--base", "HEAD", "--chart-cache", t.TempDir())
+	if code != ExitUnmeasured || !strings.Contains(errOut, "HelmRepository apps/charts") {
+		t.Errorf("offline with an empty cache: exit %d, want 3 naming the HelmRepository:\n%s", code, errOut)
 	}
 }
