@@ -274,6 +274,24 @@ func TestConsoleBrowser(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the release page's rows:\n%s\nwant diff release -o json's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// The release's history: every row of the page an open divergence, since serve's runs.
+	timeline, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("section.timeline table.rows tbody tr")).map(r => r.cells[0].textContent + " " + r.cells[3].textContent + " " + r.cells[2].textContent + " " + (r.cells[4].textContent ? "since" : "no since"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, r := range timeline {
+		if strings.HasPrefix(r, "open ") {
+			open = append(open, strings.TrimSuffix(strings.TrimPrefix(r, "open "), " since"))
+		}
+		if strings.HasSuffix(r, "no since") {
+			t.Errorf("a divergence of the history without its first-seen time: %s", r)
+		}
+	}
+	sort.Strings(open)
+	if strings.Join(open, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the release page's history, open divergences:\n%s\nwant its rows:\n%s", strings.Join(open, "\n"), strings.Join(want, "\n"))
+	}
 	// Each diff is rendered when opened (its toggle event, after the click).
 	opened, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("details.lazy > summary").forEach(s => s.click()); document.querySelectorAll("details.lazy").length`))
 	if err != nil {

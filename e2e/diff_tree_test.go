@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/manifest"
@@ -151,29 +152,55 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	writeFiles(t, repo, head)
 	git("commit", "-qam", "head")
 
-	// The preview, with no cluster: KUBECONFIG points at nothing.
-	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), "diff", "tree", "--base", baseRev, "--head", "HEAD",
-		"--plain-http", "--kube-version", "v1.34.2", "--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json")
-	cmd.Dir, cmd.Env = repo, append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-		t.Fatalf("diff tree: %v, want exit 2\n%s%s", err, stdout.String(), stderr.String())
-	}
-	if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
-		t.Errorf("diff tree prints a value from a Secret")
-	}
-	var doc struct {
+	// The preview, with no cluster: KUBECONFIG points at nothing; --live reads the test
+	// environment's.
+	type treeDoc struct {
 		HelmReleases []struct {
 			HelmRelease string       `json:"helmRelease"`
 			Next        string       `json:"nextReconcile"`
 			Report      *diff.Report `json:"report"`
 		} `json:"helmReleases"`
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, stdout.String())
+	preview := func(live bool) treeDoc {
+		t.Helper()
+		args := []string{"diff", "tree", "--base", baseRev, "--head", "HEAD", "--plain-http", "--kube-version", "v1.34.2",
+			"--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json"}
+		kubeconfig := filepath.Join(t.TempDir(), "none")
+		if live {
+			args, kubeconfig = append(args, "--live"), cluster.Kubeconfig
+		}
+		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), args...)
+		cmd.Dir, cmd.Env = repo, append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+			t.Fatalf("diff tree (live %v): %v, want exit 2\n%s%s", live, err, stdout.String(), stderr.String())
+		}
+		if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
+			t.Errorf("diff tree prints a value from a Secret")
+		}
+		var doc treeDoc
+		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, stdout.String())
+		}
+		return doc
 	}
+	// liveOf is each row's Live of HelmRelease name: "object path" to what the cluster holds.
+	liveOf := func(doc treeDoc, name string) map[string]string {
+		out := map[string]string{}
+		for _, e := range doc.HelmReleases {
+			if e.HelmRelease == ns+"/"+name && e.Report != nil {
+				for _, o := range e.Report.Objects {
+					for _, r := range o.Rows {
+						out[o.Object+" "+r.Path] = r.Live
+					}
+				}
+			}
+		}
+		return out
+	}
+	doc := preview(false)
 	predicted, next := map[string][]string{}, map[string]string{}
 	for _, e := range doc.HelmReleases {
 		name := strings.TrimPrefix(e.HelmRelease, ns+"/")
@@ -183,7 +210,10 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		}
 	}
 	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || next["other"] != "nothing" || len(predicted["other"]) != 0 {
-		t.Fatalf("next reconciles %v (other's rows %v), want web and podinfo upgraded, other nothing\n%s", next, predicted["other"], stdout.String())
+		t.Fatalf("next reconciles %v (other's rows %v), want web and podinfo upgraded, other nothing", next, predicted["other"])
+	}
+	if l := liveOf(preview(true), "web"); len(l) != len(predicted["web"]) || l[predicted["web"][0]] != diff.LiveAbsent {
+		t.Errorf("--live before the base is installed: %v, want every row's object absent", l)
 	}
 
 	// Reconciled by the real controllers: the base, then the head.
@@ -192,6 +222,16 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	}
 	for _, name := range []string{"web", "podinfo", "other"} {
 		waitTreeRevision(t, ns, name, 1)
+	}
+	image := "Deployment.apps " + ns + "/web spec.template.spec.containers[name=web].image"
+	for row, live := range liveOf(preview(true), "web") {
+		if live != diff.LiveBase {
+			t.Errorf("--live after the base: %s holds %q, want the base's value", row, live)
+		}
+	}
+	patchImage(t, ns, "web", "nginx:drifted")
+	if got := liveOf(preview(true), "web")[image]; got != diff.LiveOther {
+		t.Errorf("--live after an edit of the image: %q, want another value (drift the merge overwrites)", got)
 	}
 	before := map[string]string{}
 	for _, name := range []string{"web", "podinfo", "other"} {
@@ -206,6 +246,11 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	if v := storedRelease(t, ns, "other").Version; v != 1 {
 		t.Errorf("other: revision %d after an interval edit, want 1 (helm-controller does not upgrade)", v)
 	}
+	for row, live := range liveOf(preview(true), "web") {
+		if live != diff.LiveHead {
+			t.Errorf("--live after the head: %s holds %q, want the head's value", row, live)
+		}
+	}
 	for _, name := range []string{"web", "podinfo"} {
 		happened := manifestChanges(t, before[name], storedRelease(t, ns, name).Manifest, ns)
 		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
@@ -215,6 +260,15 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		if len(happened) == 0 {
 			t.Errorf("%s: helm-controller changed nothing: the test proves nothing", name)
 		}
+	}
+}
+
+// patchImage sets the image of Deployment ns/name's first container, as a person would.
+func patchImage(t *testing.T, ns, name, image string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"web","image":%q}]}}}}`, image)
+	if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(context.Background(), name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
 	}
 }
 

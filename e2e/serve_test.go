@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -275,8 +276,49 @@ func TestServe(t *testing.T) {
 	success := runs(mf, "success")
 	lastSuccess, _ := sample(mf, "helm_drift_last_success_timestamp_seconds", nil)
 
-	// No Secret value anywhere it serves or logs.
+	// Remembered: since when the release drifts, who moved the replicas and when, in /report,
+	// the metrics and one log line per divergence that appeared.
 	_, report := p.get("/report")
+	var summary struct {
+		Releases []struct {
+			Release, Namespace, HelmRelease string
+			Since                           *time.Time
+			Timeline                        []struct {
+				Object, Path string
+				FirstSeen    time.Time
+				MovedBy      []string
+				MovedAt      time.Time
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(report), &summary); err != nil {
+		t.Fatalf("/report: %v", err)
+	}
+	var remembered bool
+	for _, r := range summary.Releases {
+		if r.Release != "web" || r.Namespace != ns || r.HelmRelease != "" {
+			continue
+		}
+		for _, e := range r.Timeline {
+			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" && !e.MovedAt.IsZero() && r.Since != nil && !e.FirstSeen.Before(*r.Since) {
+				remembered = true
+				if v, _ := sample(mf, "helm_drift_oldest_divergence_timestamp_seconds", release); v != float64(r.Since.Unix()) {
+					t.Errorf("oldest divergence metric %v, want /report's since %s", v, r.Since)
+				}
+			}
+		}
+	}
+	if !remembered {
+		t.Errorf("/report does not remember the replicas moved by kubectl-scale:\n%s", report)
+	}
+	if v, _ := sample(mf, "helm_drift_divergence_changes_total", map[string]string{"change": "opened"}); v < 1 {
+		t.Errorf("divergences opened: %v, want the edits counted", v)
+	}
+	if !strings.Contains(p.log(), `"msg":"divergence opened"`) || !strings.Contains(p.log(), `"moved_by":"kubectl-scale"`) {
+		t.Errorf("no log line for the divergence kubectl-scale opened:\n%s", p.log())
+	}
+
+	// No Secret value anywhere it serves or logs.
 	if !strings.Contains(report, `"releases"`) || !strings.Contains(report, `"checkedAt"`) {
 		t.Errorf("/report is not the summary:\n%s", report)
 	}

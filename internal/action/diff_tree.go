@@ -43,6 +43,8 @@ type DiffTree struct {
 	Views, CountUnstable bool
 	// Workers renders this many HelmReleases at a time (default 2).
 	Workers int
+	// Live, when set, is the cluster as a third side (--live): each row says what it holds.
+	Live helmcontroller.Getter
 }
 
 // TreeResult is a tree diff: a row per HelmRelease that changes or could not be rendered,
@@ -298,6 +300,13 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	rep.HelmRelease, rep.Sides = row.HelmRelease, [2]string{"base", "head"}
 	rep.Causes = causes(p, sides[0], sides[1])
 	rep.Next = nextOf(p, sides[0], sides[1], rep.Causes)
+	if d.Live != nil && sides[1] != nil {
+		var baseObjs []manifest.Object
+		if sides[0] != nil {
+			baseObjs = sides[0].objs
+		}
+		markLive(ctx, rep, sides[1].objs, baseObjs, sides[1].built.Namespace, d.Live)
+	}
 	redactSecretValues(rep, append(secretValues(p.base), secretValues(p.head)...))
 	out := diff.Summarise(rep)
 	out.Context, out.Report = h.Context, rep

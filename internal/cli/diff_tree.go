@@ -51,6 +51,7 @@ type diffTreeCmd struct {
 	chartSources []string
 	substitute   []string
 	cache        string
+	live         bool
 }
 
 func (d *diffTreeCmd) usage() string { return diffTreeUsage }
@@ -67,6 +68,8 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository, beside the bootstrap one and those whose URL is its origin; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
 	fs.BoolVar(&d.tree.Charts.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
+	fs.BoolVar(&d.live, "live", false, "add the cluster (the kubeconfig's) as a third side: each row says whether the cluster already has the head's value, still has the base's, or holds another (drift the merge overwrites)")
+	d.kube.BindOneClusterFlags(fs)
 	fs.BoolVar(&d.tree.CountUnstable, "count-unstable", false, "count as changes the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
 	for _, name := range treeRefused {
 		_ = fs.MarkHidden(name)
@@ -93,6 +96,15 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 		if fs.Changed(name) {
 			return fmt.Errorf("--%s: diff tree reads no cluster; the namespaces are the tree's, and objects are normalised offline", name)
 		}
+	}
+	if !d.live {
+		for _, name := range []string{"kubeconfig", "kube-context", "request-timeout"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s goes with --live: diff tree reads no cluster without it", name)
+			}
+		}
+	} else if err := d.kube.oneCluster(); err != nil {
+		return err
 	}
 	if d.tree.Base == "" {
 		return fmt.Errorf("diff tree needs --base: the revision (main, origin/main, a commit) or directory the change starts from")
@@ -148,6 +160,18 @@ func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, 
 		}
 	}
 	d.tree.Views = d.measure.Views
+	if d.live {
+		cfg, code, ok := d.connect(ctx, errOut)
+		if !ok {
+			return code
+		}
+		cl, err := cfg.Live(ctx)
+		if err != nil {
+			fmt.Fprintf(errOut, "helm-drift diff: could not measure: %v\n", err)
+			return ExitUnmeasured
+		}
+		d.tree.Live = cl
+	}
 	res, err := d.tree.Run(ctx)
 	if isInputError(err) {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)

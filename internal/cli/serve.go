@@ -29,14 +29,16 @@ Every --interval (the first run at once; a run never overlaps the next) it runs 
 offline normalisation by default (get and list RBAC only), and serves on --listen:
   /metrics   helm_drift_* per release and HelmRelease (no label carries a field, a value or
              anything read from a Secret), and per run
-  /report    the last successful run's summary, as "diff -o json" prints it
+  /report    the last successful run's summary, as "diff -o json" prints it, with each
+             divergence's history (since, last seen, resolved, returns, moved by)
   /          the drift console: every release and HelmRelease in one table, and a page
              each (/release/NS/NAME, /helmrelease/NS/NAME) with its rows by object and
              their unified diffs, as "diff -o html" prints them; a browser signs in at
              /signin with a token, kept in an HttpOnly cookie for the session
   /healthz   200 while the process runs
   /readyz    200 once the last run succeeded; 503 and why, before the first or after a failure
-A failed run is counted and logged, never a crash. Logs are JSON lines on stderr. SIGTERM or
+Each divergence that appears, goes or comes back is one log line, never one per run. A failed
+run is counted and logged, never a crash. Logs are JSON lines on stderr. SIGTERM or
 SIGINT cancels the run in progress and drains the server within --grace. Without --kubeconfig
 and $KUBECONFIG it uses the in-cluster service account.
 

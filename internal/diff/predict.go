@@ -97,8 +97,14 @@ func (p *predictor) predict(row *Row) {
 		for _, o := range managedfields.Owners(p.live, p.managers, row.Pointer) {
 			if o.Name == p.helm.Name && o.Operation == p.helm.Operation {
 				helmOwns = true
-			} else if !slices.Contains(others, o.Name) {
-				others = append(others, o.Name)
+			} else {
+				if !slices.Contains(others, o.Name) {
+					others = append(others, o.Name)
+				}
+				if !o.Time.IsZero() && (row.MovedAt == nil || o.Time.After(*row.MovedAt)) {
+					at := o.Time.UTC()
+					row.MovedAt = &at
+				}
 			}
 		}
 		row.Managers = others

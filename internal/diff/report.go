@@ -2,10 +2,12 @@ package diff
 
 import (
 	"strings"
+	"time"
 
 	"github.com/helm-drift/helm-drift/internal/advise"
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/history"
 )
 
 // Mode is how the chart's side is normalised: the API-server defaults told from drift.
@@ -173,11 +175,26 @@ type Row struct {
 	RenderDependent bool `json:"renderDependent,omitempty"`
 	// Managers are the field managers other than Helm's that own the cluster's value.
 	Managers []string `json:"managers,omitempty"`
+	// MovedAt is when the latest of Managers last wrote the object (its managedFields entry's
+	// time: the field's, or a later write of the same manager).
+	MovedAt *time.Time `json:"movedAt,omitempty"`
+	// Live, for diff tree --live, is what the cluster holds at this field: LiveHead (the head's
+	// value already), LiveBase (the base's: the merge changes it), LiveOther (another value:
+	// drift the merge overwrites), LiveAbsent (the object is not in the cluster).
+	Live string `json:"live,omitempty"`
 	// From and Agree, for SHADOWS: the envFrom source the inline entry hides, and whether
 	// the two values agree (absent when they cannot be compared).
 	From  string `json:"from,omitempty"`
 	Agree *bool  `json:"agree,omitempty"`
 }
+
+// What the cluster holds at a row's field (Row.Live).
+const (
+	LiveHead   = "head"
+	LiveBase   = "base"
+	LiveOther  = "other"
+	LiveAbsent = "absent"
+)
 
 // Moved is who moved a field away from what the stored release applied (Row.Moved).
 type Moved string
@@ -231,6 +248,10 @@ type SummaryRow struct {
 	Unmeasured int `json:"unmeasured"`
 	// Error says why the release could not be measured.
 	Error string `json:"error,omitempty"`
+	// Since and Timeline are serve's memory of the release's divergences: when its oldest
+	// open one was first seen (absent: none open), and each one's history, open ones first.
+	Since    *time.Time      `json:"since,omitempty"`
+	Timeline []history.Entry `json:"timeline,omitempty"`
 }
 
 // The kinds of what a report or a summary row measured: a Helm release (diff release, diff

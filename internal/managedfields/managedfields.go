@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -22,7 +23,9 @@ type Manager struct {
 	Operation string
 	// Subresource is "" for the object itself, "status" or "scale" otherwise.
 	Subresource string
-	fields      *fieldpath.Set
+	// Time is when the manager last wrote the object (its entry's time; zero when absent).
+	Time   time.Time
+	fields *fieldpath.Set
 }
 
 // Fields lists the managers of a live object (decoded JSON); entries whose fieldsV1 cannot be
@@ -44,7 +47,9 @@ func Fields(obj map[string]any) []Manager {
 		if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
 			continue
 		}
-		out = append(out, Manager{Name: name, Operation: op, Subresource: sub, fields: set})
+		at, _ := m["time"].(string)
+		when, _ := time.Parse(time.RFC3339, at)
+		out = append(out, Manager{Name: name, Operation: op, Subresource: sub, Time: when, fields: set})
 	}
 	return out
 }

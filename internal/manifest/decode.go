@@ -45,6 +45,11 @@ func jsonable(v any) (any, bool) {
 			if !ok {
 				return nil, false
 			}
+			if _, dup := m[key]; dup {
+				// Two keys of different types ("0" tagged as a string, and 0) print alike:
+				// which one wins is sigs.k8s.io/yaml's to say.
+				return nil, false
+			}
 			if m[key], ok = jsonable(e); !ok {
 				return nil, false
 			}

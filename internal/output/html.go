@@ -42,8 +42,9 @@ type ConsoleRow struct {
 	WillFail         int
 	// Next is a HelmRelease's next reconcile.
 	Next string
-	// Measured is when (RFC 3339).
-	Measured string
+	// Measured is when (RFC 3339); Since when its oldest open divergence was first seen
+	// (serve: "" when none is open).
+	Measured, Since string
 	// Error says why it could not be measured at all.
 	Error string
 }
@@ -135,6 +136,8 @@ type ConsolePage struct {
 	Back string
 	// Permalink is a release page's address to paste into an issue (serve --external-url).
 	Permalink string
+	// History: the rows say since when they drift (serve remembers runs): a column more.
+	History bool
 }
 
 // Totals are the counts above the table.

@@ -32,7 +32,7 @@ func (s *Server) consolePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := output.ConsolePage{Title: "helm-drift: the releases and HelmReleases of the cluster", Rows: c.consoleRows(), Footer: output.Footer(c.stamp),
-		Served: s.Guard != nil}
+		Served: s.Guard != nil, History: true}
 	s.writePage(w, p)
 }
 
@@ -61,7 +61,16 @@ func (s *Server) releasePage(kind string) http.HandlerFunc {
 			http.Error(w, what+" was not measured by the last run (it does not exist, or is outside --namespaces)", http.StatusNotFound)
 			return
 		}
-		p := output.ConsolePage{Title: "helm-drift: " + what, Sections: []template.HTML{section}, Footer: output.Footer(c.stamp), Back: "/", Served: s.Guard != nil}
+		sections := []template.HTML{section}
+		if s.History != nil {
+			timeline, err := output.TimelineSection(what, s.History.Entries(kind+"/"+ns+"/"+name))
+			if err != nil {
+				s.Log.Error("writing a release's history", "error", err.Error())
+			} else {
+				sections = append(sections, timeline)
+			}
+		}
+		p := output.ConsolePage{Title: "helm-drift: " + what, Sections: sections, Footer: output.Footer(c.stamp), Back: "/", Served: s.Guard != nil}
 		if s.ExternalURL != "" {
 			p.Permalink = strings.TrimSuffix(s.ExternalURL, "/") + r.URL.Path
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/history"
 )
 
 // classes are the divergence classes, one series each per release.
@@ -30,6 +31,10 @@ var (
 		"When the last successful run began, in seconds since 1970 (absent before the first).", nil, nil)
 	duration = prometheus.NewDesc("helm_drift_run_duration_seconds",
 		"How long the last run took, successful or not.", nil, nil)
+	oldestDivergence = prometheus.NewDesc("helm_drift_oldest_divergence_timestamp_seconds",
+		"When the release's or HelmRelease's oldest open divergence was first seen, in seconds since 1970 (absent: none open); time() minus it is how long it has drifted.", perRelease, nil)
+	divergenceChanges = prometheus.NewDesc("helm_drift_divergence_changes_total",
+		"Divergences a run saw appear (opened), go (resolved) or come back after going (returned), since serve started.", []string{"change"}, nil)
 	runs = prometheus.NewDesc("helm_drift_runs_total",
 		"Runs ended, by result: success (the cluster was read and every release listed) or failed.", []string{"result"}, nil)
 )
@@ -43,6 +48,8 @@ type figures struct {
 	lastDuration float64
 	succeeded    float64
 	failed       float64
+	// opened, resolved and returned count the divergences' changes since serve started.
+	opened, resolved, returned float64
 }
 
 // collector exports the current figures.
@@ -50,7 +57,7 @@ type collector struct{ s *Server }
 
 // Describe sends every metric's description.
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{divergences, pending, unmeasured, failed, compared, nextReconcile, lastSuccess, duration, runs} {
+	for _, d := range []*prometheus.Desc{divergences, pending, unmeasured, failed, compared, nextReconcile, lastSuccess, duration, runs, oldestDivergence, divergenceChanges} {
 		ch <- d
 	}
 }
@@ -83,6 +90,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if kind == diff.KindHelmRelease && r.Next != "" {
 			gauge(nextReconcile, 1, ns, name, kind, r.Next)
 		}
+		if r.Since != nil {
+			gauge(oldestDivergence, float64(r.Since.Unix()), ns, name, kind)
+		}
 	}
 	if f.lastSuccess > 0 {
 		gauge(lastSuccess, f.lastSuccess)
@@ -90,4 +100,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(duration, f.lastDuration)
 	ch <- prometheus.MustNewConstMetric(runs, prometheus.CounterValue, f.succeeded, "success")
 	ch <- prometheus.MustNewConstMetric(runs, prometheus.CounterValue, f.failed, "failed")
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{history.Opened, f.opened}, {history.Resolved, f.resolved}, {history.Returned, f.returned}} {
+		ch <- prometheus.MustNewConstMetric(divergenceChanges, prometheus.CounterValue, c.v, c.name)
+	}
 }

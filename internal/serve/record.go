@@ -3,9 +3,11 @@ package serve
 import (
 	"html/template"
 	"sync"
+	"time"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/history"
 	"github.com/helm-drift/helm-drift/internal/output"
 )
 
@@ -22,12 +24,17 @@ type record struct {
 	divergences map[string][]divergence
 	// sections are the console's, by "kind/namespace/name" (none with --console=false).
 	sections map[string]template.HTML
+	// oldest is, per "kind/namespace/name", when its oldest open divergence was first seen.
+	oldest map[string]time.Time
 }
 
-// divergence is one row of a measurement: an object, a field path and a class.
+// divergence is one row of a measurement: an object, a field path and a class, and who moved
+// the field (the managers other than Helm's owning the live value, the latest one's write).
 type divergence struct {
 	Object, Path string
 	Class        compare.Class
+	Managers     []string
+	MovedAt      time.Time
 }
 
 // identityKey is a measurement's key in a record: "kind/namespace/name".
@@ -59,7 +66,11 @@ func (r *recorder) add(row diff.SummaryRow) {
 	var divs []divergence
 	for _, o := range row.Report.Objects {
 		for _, d := range o.Rows {
-			divs = append(divs, divergence{Object: o.Object, Path: d.Path, Class: d.Class})
+			dv := divergence{Object: o.Object, Path: d.Path, Class: d.Class, Managers: d.Managers}
+			if d.MovedAt != nil {
+				dv.MovedAt = *d.MovedAt
+			}
+			divs = append(divs, dv)
 		}
 	}
 	var section template.HTML
@@ -94,7 +105,40 @@ func (rec *record) consoleRows() []output.ConsoleRow {
 	measured := rec.stamp.CheckedAt.UTC().Format("2006-01-02T15:04:05Z")
 	rows := make([]output.ConsoleRow, 0, len(rec.rows))
 	for _, row := range rec.rows {
-		rows = append(rows, output.NewConsoleRow(row, measured, true))
+		c := output.NewConsoleRow(row, measured, true)
+		if row.Since != nil {
+			c.Since = row.Since.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		rows = append(rows, c)
 	}
 	return rows
+}
+
+// remember records the run in h (its start: now; its releases measured: each row without an
+// error) and gives each row its history: since when its oldest open divergence exists, and
+// every divergence's timeline. It returns what the run changed.
+func (rec *record) remember(h *history.History, now time.Time) []history.Change {
+	measured := map[string]bool{}
+	var seen []history.Seen
+	for _, row := range rec.rows {
+		if row.Error != "" {
+			continue
+		}
+		key := identityKey(row)
+		measured[key] = true
+		for _, d := range rec.divergences[key] {
+			seen = append(seen, history.Seen{Key: history.Key{Measured: key, Object: d.Object, Path: d.Path, Class: d.Class}, Managers: d.Managers, MovedAt: d.MovedAt})
+		}
+	}
+	changes := h.Observe(now, measured, seen)
+	oldest := h.Oldest()
+	for i := range rec.rows {
+		key := identityKey(rec.rows[i])
+		if t, ok := oldest[key]; ok {
+			rec.rows[i].Since = &t
+		}
+		rec.rows[i].Timeline = h.Entries(key)
+	}
+	rec.oldest = oldest
+	return changes
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/history"
 	"github.com/helm-drift/helm-drift/internal/output"
 )
 
@@ -54,6 +55,8 @@ type Server struct {
 	Log *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// History remembers every divergence across runs (nil: Run makes an empty one).
+	History *history.History
 
 	figures atomic.Pointer[figures]
 	// last is the last successful run's record: /report and the console are derived from
@@ -74,6 +77,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
+	}
+	if s.History == nil {
+		s.History = &history.History{}
 	}
 	s.figures.Store(&figures{})
 	s.ready = errNoRun
@@ -148,6 +154,19 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 		s.Log.Error("run failed", "error", err.Error(), "duration_seconds", took.Seconds(), "runs_failed", f.failed, "requests", requests)
 		return
 	}
+	f.opened, f.resolved, f.returned = old.opened, old.resolved, old.returned
+	changes := rec.remember(s.History, start)
+	s.logChanges(changes, f.succeeded == 0)
+	for _, c := range changes {
+		switch c.What {
+		case history.Opened:
+			f.opened++
+		case history.Resolved:
+			f.resolved++
+		case history.Returned:
+			f.returned++
+		}
+	}
 	f.run, f.lastSuccess = rec, float64(start.Unix())
 	f.succeeded++
 	s.last.Store(rec)
@@ -167,6 +186,33 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	}
 	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rec.rows), "divergences", divergences,
 		"unmeasured_objects", unmeasuredObjects, "unmeasurable", failedRows, "context", rec.stamp.Context, "server", rec.stamp.Server, "requests", requests)
+}
+
+// logChanges logs each divergence a run opened, resolved or saw come back, one line each (the
+// first run of a serve with no history: one line for all, what already existed).
+func (s *Server) logChanges(changes []history.Change, first bool) {
+	if first {
+		s.Log.Info("divergences recorded at start", "open", len(changes))
+		return
+	}
+	for _, c := range changes {
+		kind, ns, name := splitKey(c.Measured)
+		args := []any{"kind", kind, "namespace", ns, "name", name, "object", c.Object, "path", c.Path, "class", string(c.Class),
+			"since", c.FirstSeen.Format(time.RFC3339), "returns", c.Returns}
+		if len(c.Managers) > 0 {
+			args = append(args, "moved_by", strings.Join(c.Managers, ","))
+		}
+		s.Log.Info("divergence "+c.What, args...)
+	}
+}
+
+// splitKey reads "kind/namespace/name".
+func splitKey(key string) (kind, ns, name string) {
+	parts := strings.SplitN(key, "/", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return parts[0], parts[1], parts[2]
 }
 
 func (s *Server) setReady(err error) {

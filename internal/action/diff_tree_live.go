@@ -1,0 +1,137 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/go-openapi/jsonpointer"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/normalize"
+)
+
+// markLive reads, for each object of rep with rows, the live object (the head's render objs
+// names it) and says per row what the cluster holds there (Row.Live): the head's value already,
+// the base's (the merge changes it), another value (drift the merge overwrites), or no object.
+// A Secret's values are compared, never shown; a row of one says only whether it agrees.
+func markLive(ctx context.Context, rep *diff.Report, objs, baseObjs []manifest.Object, namespace string, cluster helmcontroller.Getter) {
+	ids := manifest.NewIdentifier(append(append([]manifest.Object{}, objs...), baseObjs...), namespace, nil)
+	byName, baseByName := map[string]manifest.Object{}, map[string]manifest.Object{}
+	for _, ob := range objs {
+		if ob.Name != "" && !ob.Hook {
+			byName[ids.Identity(ob).String()] = ob
+		}
+	}
+	for _, ob := range baseObjs {
+		if ob.Name != "" && !ob.Hook {
+			baseByName[ids.Identity(ob).String()] = ob
+		}
+	}
+	for i := range rep.Objects {
+		o := &rep.Objects[i]
+		ob, ok := byName[o.Object]
+		if !ok || len(o.Rows) == 0 {
+			continue
+		}
+		id := ids.Identity(ob)
+		_, version, found := strings.Cut(ob.APIVersion, "/")
+		if !found {
+			version = ob.APIVersion
+		}
+		live, err := cluster.Get(ctx, id.Group, version, id.Kind, id.Namespace, id.Name)
+		for j := range o.Rows {
+			r := &o.Rows[j]
+			switch {
+			case apierrors.IsNotFound(err):
+				r.Live = diff.LiveAbsent
+			case err != nil:
+				r.Why += "; live: unread (" + err.Error() + ")"
+				continue
+			case id.Kind == "Secret" && id.Group == "" && r.Redacted:
+				r.Live = secretLive(live, ob, baseByName[o.Object], r.Path)
+			default:
+				r.Live = liveAt(live, r)
+			}
+			switch r.Live {
+			case diff.LiveAbsent:
+				r.Why += "; live: the object is not in the cluster"
+			case diff.LiveHead:
+				r.Why += "; live: the cluster has it already"
+			case diff.LiveOther:
+				r.Why += "; live: the cluster holds another value (drift), which the merge overwrites"
+			}
+		}
+	}
+}
+
+// liveAt compares the live object's value at the row's field with the row's two sides.
+func liveAt(live map[string]any, r *diff.Row) string {
+	p, err := jsonpointer.New(r.Pointer)
+	if err != nil {
+		return diff.LiveOther
+	}
+	v, _, err := p.Get(normalize.Object(live, ""))
+	present := err == nil
+	switch {
+	case present && sameJSON(v, r.Chart) || !present && r.Chart == nil:
+		return diff.LiveHead
+	case present && sameJSON(v, r.Cluster) || !present && r.Cluster == nil:
+		return diff.LiveBase
+	}
+	return diff.LiveOther
+}
+
+// secretLive compares a Secret's data value (path "data.KEY" or "stringData.KEY") in the
+// cluster with the head's and the base's renders, without keeping any of them.
+func secretLive(live map[string]any, head, base manifest.Object, path string) string {
+	key := path[strings.Index(path, ".")+1:]
+	value := func(m map[string]any) (string, bool) {
+		if sd, ok := m["stringData"].(map[string]any); ok {
+			if s, ok := sd[key].(string); ok {
+				return s, true
+			}
+		}
+		if d, ok := m["data"].(map[string]any); ok {
+			if s, ok := d[key].(string); ok {
+				if dec, err := decodeB64(s); err == nil {
+					return dec, true
+				}
+			}
+		}
+		return "", false
+	}
+	side := func(ob manifest.Object) (string, bool) {
+		if ob.Doc == nil {
+			return "", false
+		}
+		m, err := ob.Decode()
+		if err != nil {
+			return "", false
+		}
+		return value(m)
+	}
+	lv, lok := value(live)
+	hv, hok := side(head)
+	bv, bok := side(base)
+	switch {
+	case lok == hok && lv == hv:
+		return diff.LiveHead
+	case lok == bok && lv == bv:
+		return diff.LiveBase
+	}
+	return diff.LiveOther
+}
+
+// sameJSON compares two values as JSON (an int and a float of one number are one value).
+func sameJSON(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
