@@ -80,6 +80,7 @@ type serveOptions struct {
 	tlsNames   []string
 	external   string
 	console    bool
+	reports    bool
 	kube       kubeOptions
 }
 
@@ -98,6 +99,7 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.tls, "tls", true, "serve HTTPS (--tls=false: plain HTTP)")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "the PEM certificate to serve, read again when it changes (with --tls-key-file); none: a self-signed one made at start")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	fs.BoolVar(&o.reports, "openreports", true, "keep each divergence's history (since, returns, moved by) in an OpenReports Report (openreports.io/v1alpha1) per release, in its namespace, written when it changes and read back after a restart; without the CRD or the grants, in memory (one warning)")
 	fs.BoolVar(&o.console, "console", true, "serve the drift console (/, /release/NS/NAME, /helmrelease/NS/NAME); --console=false keeps neither each object's sides nor the pages")
 	fs.StringVar(&o.external, "external-url", "", "the address people reach the console at (https://drift.example.com): a release page shows its link under it")
 	fs.StringSliceVar(&o.tlsNames, "tls-names", nil, "DNS names and IP addresses of the self-signed certificate beyond localhost, 127.0.0.1 and ::1 (comma-separated)")
@@ -155,7 +157,7 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	defer stop()
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
-		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces, ExternalURL: o.external, NoConsole: !o.console}
+		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces, ExternalURL: o.external, NoConsole: !o.console, OpenReports: o.reports}
 	if o.tls {
 		s.TLS = &serve.TLS{CertFile: o.certFile, KeyFile: o.keyFile, Names: o.tlsNames}
 	}

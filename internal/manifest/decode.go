@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -29,9 +30,39 @@ func decodeYAML(b []byte) (map[string]any, error) {
 			}
 		}
 	}
+	if k, ok := collidingKey(tree); ok {
+		return nil, fmt.Errorf("the key %q is there twice, written two ways (a string and another type): which one counts is not defined; keep one", k)
+	}
 	var m map[string]any
 	err := sigsyaml.Unmarshal(b, &m)
 	return m, err
+}
+
+// collidingKey finds, in a YAML tree, two keys of one map that are different values but print
+// as one JSON key ("0" and 0): the JSON conversion keeps one of them at random.
+func collidingKey(v any) (string, bool) {
+	switch t := v.(type) {
+	case map[any]any:
+		seen := map[string]bool{}
+		for k, e := range t {
+			if key, ok := keyString(k); ok {
+				if seen[key] {
+					return key, true
+				}
+				seen[key] = true
+			}
+			if key, ok := collidingKey(e); ok {
+				return key, true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if key, ok := collidingKey(e); ok {
+				return key, true
+			}
+		}
+	}
+	return "", false
 }
 
 // jsonable is v as encoding it as JSON and decoding that into an interface{} gives it back;
@@ -46,8 +77,8 @@ func jsonable(v any) (any, bool) {
 				return nil, false
 			}
 			if _, dup := m[key]; dup {
-				// Two keys of different types ("0" tagged as a string, and 0) print alike:
-				// which one wins is sigs.k8s.io/yaml's to say.
+				// Two keys of different types ("0" tagged as a string, and 0) print alike: which
+				// one sigs.k8s.io/yaml keeps depends on a map's order, run to run.
 				return nil, false
 			}
 			if m[key], ok = jsonable(e); !ok {

@@ -17,12 +17,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/history"
 	"github.com/helm-drift/helm-drift/internal/output"
+	"github.com/helm-drift/helm-drift/internal/reportstore"
 )
 
 // Server measures a cluster every Interval and serves what it found.
@@ -57,6 +60,13 @@ type Server struct {
 	Now func() time.Time
 	// History remembers every divergence across runs (nil: Run makes an empty one).
 	History *history.History
+	// OpenReports keeps the history in OpenReports Reports in the cluster, read back after a
+	// restart (--openreports); without their CRD or the grants, in memory only.
+	OpenReports bool
+
+	store    *reportstore.Store
+	loaded   bool // the stored history was read (or there is none to read)
+	restored bool // and it held something: the first run notifies as any other
 
 	figures atomic.Pointer[figures]
 	// last is the last successful run's record: /report and the console are derived from
@@ -80,6 +90,20 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.History == nil {
 		s.History = &history.History{}
+	}
+	s.loaded = !s.OpenReports
+	if s.OpenReports {
+		cfg, err := action.NewConfiguration(s.Kube, nil)
+		if err == nil {
+			var dyn dynamic.Interface
+			if dyn, err = dynamic.NewForConfig(cfg.RESTConfig()); err == nil {
+				s.store = &reportstore.Store{Client: dyn, Namespaces: s.Namespaces}
+			}
+		}
+		if err != nil {
+			s.Log.Warn("the history is kept in memory only: "+err.Error(), "fix", "check --kubeconfig")
+			s.loaded = true
+		}
 	}
 	s.figures.Store(&figures{})
 	s.ready = errNoRun
@@ -155,8 +179,10 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 		return
 	}
 	f.opened, f.resolved, f.returned = old.opened, old.resolved, old.returned
+	s.loadHistory(ctx)
 	changes := rec.remember(s.History, start)
-	s.logChanges(changes, f.succeeded == 0)
+	s.logChanges(changes, f.succeeded == 0 && !s.restored)
+	s.storeHistory(ctx, rec)
 	for _, c := range changes {
 		switch c.What {
 		case history.Opened:
@@ -186,6 +212,63 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	}
 	s.Log.Info("run finished", "duration_seconds", took.Seconds(), "measured", len(rec.rows), "divergences", divergences,
 		"unmeasured_objects", unmeasuredObjects, "unmeasurable", failedRows, "context", rec.stamp.Context, "server", rec.stamp.Server, "requests", requests)
+}
+
+// loadHistory reads the history the Reports hold, once, before the first run is remembered
+// (a restarted serve keeps every divergence's first sighting). Without the CRD or the grants
+// it warns once and keeps the history in memory.
+func (s *Server) loadHistory(ctx context.Context) {
+	if s.loaded || s.store == nil {
+		return
+	}
+	entries, err := s.store.Load(ctx)
+	if err != nil {
+		s.storeFailed(err)
+		if s.store != nil {
+			return // a passing failure: read again before the next run
+		}
+	}
+	s.loaded = true
+	if len(entries) > 0 {
+		s.History.Restore(entries)
+		s.restored = true
+		s.Log.Info("history read back from OpenReports Reports", "divergences", len(entries))
+	}
+}
+
+// storeHistory writes the Reports whose history the run changed.
+func (s *Server) storeHistory(ctx context.Context, rec *record) {
+	if s.store == nil || !s.loaded {
+		return
+	}
+	var measured []string
+	for _, row := range rec.rows {
+		if row.Error == "" {
+			measured = append(measured, identityKey(row))
+		}
+	}
+	n, err := s.store.Sync(ctx, measured, s.History.Entries)
+	if err != nil {
+		s.storeFailed(err)
+	}
+	if n > 0 {
+		s.Log.Info("OpenReports Reports written", "reports", n)
+	}
+}
+
+// storeFailed turns the store off, with one warning, when the cluster cannot keep the Reports
+// (no CRD, no grant); other errors are logged and the write is tried again next run.
+func (s *Server) storeFailed(err error) {
+	switch {
+	case errors.Is(err, reportstore.ErrNoCRD):
+		s.Log.Warn("the history is kept in memory only: "+err.Error(), "fix", "install the CRD (the chart's openreports.installCRD, or Kyverno's), or run with --openreports=false")
+	case apierrors.IsForbidden(err):
+		s.Log.Warn("the history is kept in memory only: OpenReports Reports may not be written: "+err.Error(), "fix", "grant get, list, create and update on reports.openreports.io (the chart does)")
+	default:
+		s.Log.Error("OpenReports Reports", "error", err.Error())
+		return
+	}
+	s.store = nil
 }
 
 // logChanges logs each divergence a run opened, resolved or saw come back, one line each (the

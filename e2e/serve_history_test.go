@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/helm-drift/helm-drift/internal/reportstore"
+	"github.com/helm-drift/helm-drift/internal/testenv"
+)
+
+// installReportCRD installs the OpenReports Report CRD as the chart renders it
+// (serve.openreports.installCRD) and waits until the kind is served.
+func installReportCRD(t *testing.T, h *helmCLI) {
+	t.Helper()
+	crd, _ := h.run(t, false, nil, "template", "x", "charts/helm-drift", "--set", "serve.openreports.installCRD=true", "-s", "templates/openreports-crd.yaml")
+	applyYAML(t, strings.TrimPrefix(strings.TrimSpace(crd), "---\n"))
+	testenv.Eventually(t, 30*time.Second, "the Report kind served", func() (bool, string) {
+		_, err := cluster.Dynamic.Resource(reportstore.Reports).Namespace("default").List(context.Background(), metav1.ListOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// reportOf is serve's /report row of Helm release ns/web: since, and its timeline.
+type historyRow struct {
+	Release, Namespace, HelmRelease string
+	Since                           *time.Time
+	Timeline                        []struct {
+		Path       string
+		FirstSeen  time.Time
+		ResolvedAt time.Time
+		MovedBy    []string
+	}
+}
+
+func webRow(t *testing.T, p *serveProcess, ns string) *historyRow {
+	t.Helper()
+	code, body := p.get("/report")
+	if code != 200 {
+		return nil
+	}
+	var doc struct{ Releases []historyRow }
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatalf("/report: %v", err)
+	}
+	for i, r := range doc.Releases {
+		if r.Release == "web" && r.Namespace == ns && r.HelmRelease == "" {
+			return &doc.Releases[i]
+		}
+	}
+	return nil
+}
+
+// TestServeHistory: a drift made by another manager is remembered since its first run, with
+// who moved it, in /report and in an OpenReports Report in the release's namespace; serve
+// killed and restarted keeps the "since" to the second and logs nothing new; the fix is one
+// "divergence resolved", the Report's result then pass; no Secret value in the Report.
+func TestServeHistory(t *testing.T) {
+	t.Parallel()
+	h := clusterHelm(t, "helm4")
+	ns := cluster.Namespace(t)
+	const marker = "HISTORY-SECRET-MARKER-5d1e"
+	installReportCRD(t, h)
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
+	args := []string{"--auth=none", "--tls=false", "--namespaces", ns}
+	p := startServe(t, cluster.Kubeconfig, args...)
+	testenv.Eventually(t, 40*time.Second, "serve's first run", func() (bool, string) {
+		return strings.Contains(p.log(), `"msg":"run finished"`), p.log()
+	})
+	patch := func(replicas int, manager string) {
+		t.Helper()
+		if _, err := cluster.Kube.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.MergePatchType,
+			fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas), metav1.PatchOptions{FieldManager: manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch(5, "kubectl-scale")
+	var since time.Time
+	testenv.Eventually(t, 40*time.Second, "the drift remembered in /report", func() (bool, string) {
+		r := webRow(t, p, ns)
+		if r == nil || r.Since == nil {
+			return false, fmt.Sprintf("%+v", r)
+		}
+		for _, e := range r.Timeline {
+			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" {
+				since = *r.Since
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", r)
+	})
+	rns, rname := reportstore.Name("release/" + ns + "/web")
+	var report map[string]any
+	testenv.Eventually(t, 40*time.Second, "the Report of release web", func() (bool, string) {
+		u, err := cluster.Dynamic.Resource(reportstore.Reports).Namespace(rns).Get(context.Background(), rname, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		report = u.Object
+		results, _ := u.Object["results"].([]any)
+		for _, r := range results {
+			rm, _ := r.(map[string]any)
+			props, _ := rm["properties"].(map[string]any)
+			if rm["rule"] == "Deployment.apps "+ns+"/web spec.replicas" && rm["result"] == "fail" && props["movedBy"] == "kubectl-scale" &&
+				props["firstSeen"] == since.UTC().Format(time.RFC3339) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(results)
+	})
+	if data, _ := json.Marshal(report); strings.Contains(string(data), marker) {
+		t.Errorf("the Report holds a Secret's value")
+	}
+
+	// Killed and restarted: the same since, to the second, and no divergence logged as new.
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.done
+	p2 := startServe(t, cluster.Kubeconfig, args...)
+	testenv.Eventually(t, 40*time.Second, "the restarted serve's first run", func() (bool, string) {
+		return strings.Contains(p2.log(), `"msg":"run finished"`), p2.log()
+	})
+	if r := webRow(t, p2, ns); r == nil || r.Since == nil || !r.Since.Equal(since) {
+		t.Errorf("after a restart, since %v, want %s", r, since)
+	}
+	if !strings.Contains(p2.log(), "history read back from OpenReports Reports") || strings.Contains(p2.log(), `"msg":"divergence opened"`) {
+		t.Errorf("the restarted serve did not read the history back, or logged an old divergence as new:\n%s", p2.log())
+	}
+
+	// The fix: one "divergence resolved", the Report's result pass.
+	patch(2, "kubectl-scale")
+	testenv.Eventually(t, 40*time.Second, "the drift resolved", func() (bool, string) {
+		r := webRow(t, p2, ns)
+		return r != nil && r.Since == nil, fmt.Sprintf("%+v", r)
+	})
+	if n := strings.Count(p2.log(), `"msg":"divergence resolved"`); n < 1 {
+		t.Errorf("%d divergence resolved lines, want the replicas':\n%s", n, p2.log())
+	}
+	testenv.Eventually(t, 40*time.Second, "the Report's result pass", func() (bool, string) {
+		u, err := cluster.Dynamic.Resource(reportstore.Reports).Namespace(rns).Get(context.Background(), rname, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		summary, _ := u.Object["summary"].(map[string]any)
+		return fmt.Sprint(summary["fail"]) == "0", fmt.Sprint(summary)
+	})
+}
