@@ -80,6 +80,7 @@ require (
 	github.com/extism/go-sdk v1.7.1 // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/fluxcd/cli-utils v1.2.2 // indirect
+	github.com/fluxcd/pkg/apis/event v0.27.2 // indirect
 	github.com/fluxcd/pkg/envsubst v1.8.0 // indirect
 	github.com/fluxcd/pkg/kustomize v1.41.0 // indirect
 	github.com/fluxcd/pkg/sourceignore v0.19.0 // indirect

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,7 +73,28 @@ func TestServeHistory(t *testing.T) {
 	const marker = "HISTORY-SECRET-MARKER-5d1e"
 	installReportCRD(t, h)
 	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--set", "headless=true", "--set", "password="+marker)
-	args := []string{"--auth=none", "--tls=false", "--namespaces", ns}
+	// A webhook receiver: every notification's body.
+	var hookMu sync.Mutex
+	var hooks []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		hookMu.Lock()
+		hooks = append(hooks, string(body))
+		hookMu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	told := func(reason string) int {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		n := 0
+		for _, b := range hooks {
+			if strings.Contains(b, `"reason":"`+reason+`"`) {
+				n++
+			}
+		}
+		return n
+	}
+	args := []string{"--auth=none", "--tls=false", "--namespaces", ns, "--notify-webhook", hook.URL, "--notify-events"}
 	p := startServe(t, cluster.Kubeconfig, args...)
 	testenv.Eventually(t, 40*time.Second, "serve's first run", func() (bool, string) {
 		return strings.Contains(p.log(), `"msg":"run finished"`), p.log()
@@ -118,6 +143,28 @@ func TestServeHistory(t *testing.T) {
 	if data, _ := json.Marshal(report); strings.Contains(string(data), marker) {
 		t.Errorf("the Report holds a Secret's value")
 	}
+	// One notification, then none over more runs; a Kubernetes Event on the namespace.
+	testenv.Eventually(t, 20*time.Second, "one DriftDetected", func() (bool, string) { return told("DriftDetected") == 1, fmt.Sprint(hooks) })
+	runsNow := strings.Count(p.log(), `"msg":"run finished"`)
+	testenv.Eventually(t, 40*time.Second, "three more runs", func() (bool, string) {
+		return strings.Count(p.log(), `"msg":"run finished"`) >= runsNow+3, ""
+	})
+	if n := told("DriftDetected"); n != 1 {
+		t.Errorf("%d DriftDetected after more runs of the same drift, want 1", n)
+	}
+	evs, err := cluster.Kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var detected int
+	for _, e := range evs.Items {
+		if e.Reason == "DriftDetected" && e.ReportingController == "helm-drift.io/serve" && e.Regarding.Kind == "Namespace" && strings.Contains(e.Note, "spec.replicas") {
+			detected++
+		}
+	}
+	if detected != 1 {
+		t.Errorf("%d DriftDetected Kubernetes Events in %s, want 1", detected, ns)
+	}
 
 	// Killed and restarted: the same since, to the second, and no divergence logged as new.
 	p.cmd.Process.Signal(syscall.SIGTERM)
@@ -128,6 +175,9 @@ func TestServeHistory(t *testing.T) {
 	})
 	if r := webRow(t, p2, ns); r == nil || r.Since == nil || !r.Since.Equal(since) {
 		t.Errorf("after a restart, since %v, want %s", r, since)
+	}
+	if n := told("DriftDetected"); n != 1 {
+		t.Errorf("%d DriftDetected after a restart, want still 1", n)
 	}
 	if !strings.Contains(p2.log(), "history read back from OpenReports Reports") || strings.Contains(p2.log(), `"msg":"divergence opened"`) {
 		t.Errorf("the restarted serve did not read the history back, or logged an old divergence as new:\n%s", p2.log())
@@ -142,6 +192,14 @@ func TestServeHistory(t *testing.T) {
 	if n := strings.Count(p2.log(), `"msg":"divergence resolved"`); n < 1 {
 		t.Errorf("%d divergence resolved lines, want the replicas':\n%s", n, p2.log())
 	}
+	testenv.Eventually(t, 20*time.Second, "one DriftResolved", func() (bool, string) { return told("DriftResolved") == 1, fmt.Sprint(hooks) })
+	hookMu.Lock()
+	for _, b := range hooks {
+		if strings.Contains(b, marker) {
+			t.Errorf("a notification holds a Secret's value")
+		}
+	}
+	hookMu.Unlock()
 	testenv.Eventually(t, 40*time.Second, "the Report's result pass", func() (bool, string) {
 		u, err := cluster.Dynamic.Resource(reportstore.Reports).Namespace(rns).Get(context.Background(), rname, metav1.GetOptions{})
 		if err != nil {

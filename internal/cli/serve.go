@@ -18,6 +18,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/notify"
 	"github.com/helm-drift/helm-drift/internal/serve"
 )
 
@@ -81,6 +82,9 @@ type serveOptions struct {
 	external   string
 	console    bool
 	reports    bool
+	notifyFlux string
+	webhook    string
+	events     bool
 	kube       kubeOptions
 }
 
@@ -100,6 +104,9 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "the PEM certificate to serve, read again when it changes (with --tls-key-file); none: a self-signed one made at start")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "the PEM private key of --tls-cert-file")
 	fs.BoolVar(&o.reports, "openreports", true, "keep each divergence's history (since, returns, moved by) in an OpenReports Report (openreports.io/v1alpha1) per release, in its namespace, written when it changes and read back after a restart; without the CRD or the grants, in memory (one warning)")
+	fs.StringVar(&o.notifyFlux, "notify-flux", "", "post a HelmRelease's DriftDetected and DriftResolved events to Flux's notification-controller at this URL (http://notification-controller.flux-system.svc.cluster.local./), as Flux's controllers post theirs: its Alerts and Providers carry them")
+	fs.StringVar(&o.webhook, "notify-webhook", "", "post each DriftDetected and DriftResolved, of Helm releases and HelmReleases, as JSON to this URL")
+	fs.BoolVar(&o.events, "notify-events", false, "record each DriftDetected and DriftResolved as a Kubernetes Event (events.k8s.io/v1) on the HelmRelease, or on a Helm release's namespace (needs create on events)")
 	fs.BoolVar(&o.console, "console", true, "serve the drift console (/, /release/NS/NAME, /helmrelease/NS/NAME); --console=false keeps neither each object's sides nor the pages")
 	fs.StringVar(&o.external, "external-url", "", "the address people reach the console at (https://drift.example.com): a release page shows its link under it")
 	fs.StringSliceVar(&o.tlsNames, "tls-names", nil, "DNS names and IP addresses of the self-signed certificate beyond localhost, 127.0.0.1 and ::1 (comma-separated)")
@@ -124,6 +131,14 @@ func (o *serveOptions) validate() error {
 		return errors.New("--tls-cert-file and --tls-key-file go together: give both, or neither for a self-signed certificate")
 	case !o.tls && (o.certFile != "" || len(o.tlsNames) > 0):
 		return errors.New("--tls=false serves plain HTTP: drop --tls-cert-file, --tls-key-file and --tls-names, or --tls=false")
+	}
+	for flag, v := range map[string]string{"--notify-flux": o.notifyFlux, "--notify-webhook": o.webhook} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s %q: want an absolute http or https URL", flag, v)
+		}
 	}
 	if o.external != "" {
 		if u, err := url.Parse(o.external); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -158,6 +173,16 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
 		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces, ExternalURL: o.external, NoConsole: !o.console, OpenReports: o.reports}
+	if o.notifyFlux != "" || o.webhook != "" {
+		s.Notifier = &notify.Notifier{ConsoleURL: o.external}
+		if o.notifyFlux != "" {
+			s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Flux{URL: o.notifyFlux})
+		}
+		if o.webhook != "" {
+			s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Webhook{URL: o.webhook})
+		}
+	}
+	s.NotifyEvents = o.events
 	if o.tls {
 		s.TLS = &serve.TLS{CertFile: o.certFile, KeyFile: o.keyFile, Names: o.tlsNames}
 	}

@@ -20,10 +20,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/helm-drift/helm-drift/internal/action"
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/history"
+	"github.com/helm-drift/helm-drift/internal/notify"
 	"github.com/helm-drift/helm-drift/internal/output"
 	"github.com/helm-drift/helm-drift/internal/reportstore"
 )
@@ -63,6 +65,10 @@ type Server struct {
 	// OpenReports keeps the history in OpenReports Reports in the cluster, read back after a
 	// restart (--openreports); without their CRD or the grants, in memory only.
 	OpenReports bool
+	// Notifier tells each drift that appears and each that is gone (nil: the log only).
+	Notifier *notify.Notifier
+	// NotifyEvents adds Kubernetes Events to the Notifier's sinks (--notify-events).
+	NotifyEvents bool
 
 	store    *reportstore.Store
 	loaded   bool // the stored history was read (or there is none to read)
@@ -90,6 +96,20 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.History == nil {
 		s.History = &history.History{}
+	}
+	if s.NotifyEvents {
+		cfg, err := action.NewConfiguration(s.Kube, nil)
+		var kc kubernetes.Interface
+		if err == nil {
+			kc, err = kubernetes.NewForConfig(cfg.RESTConfig())
+		}
+		if err != nil {
+			return fmt.Errorf("--notify-events: %w", err)
+		}
+		if s.Notifier == nil {
+			s.Notifier = &notify.Notifier{ConsoleURL: s.ExternalURL}
+		}
+		s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Events{Client: kc})
 	}
 	s.loaded = !s.OpenReports
 	if s.OpenReports {
@@ -181,7 +201,9 @@ func (s *Server) runOnce(ctx context.Context, start time.Time) {
 	f.opened, f.resolved, f.returned = old.opened, old.resolved, old.returned
 	s.loadHistory(ctx)
 	changes := rec.remember(s.History, start)
-	s.logChanges(changes, f.succeeded == 0 && !s.restored)
+	first := f.succeeded == 0 && !s.restored
+	s.logChanges(changes, first)
+	s.notify(ctx, rec, changes, first)
 	s.storeHistory(ctx, rec)
 	for _, c := range changes {
 		switch c.What {
@@ -232,7 +254,37 @@ func (s *Server) loadHistory(ctx context.Context) {
 	if len(entries) > 0 {
 		s.History.Restore(entries)
 		s.restored = true
+		if s.Notifier != nil {
+			// What is open was told before the restart.
+			var open []string
+			for m := range s.History.Oldest() {
+				open = append(open, m)
+			}
+			s.Notifier.Alerted(open)
+		}
 		s.Log.Info("history read back from OpenReports Reports", "divergences", len(entries))
+	}
+}
+
+// notify sends the events a run's changes call for; the first run of a serve with no history
+// tells nothing (what exists then is not news) but marks what it found as told.
+func (s *Server) notify(ctx context.Context, rec *record, changes []history.Change, first bool) {
+	if s.Notifier == nil {
+		return
+	}
+	open := map[string]bool{}
+	for m := range rec.oldest {
+		open[m] = true
+	}
+	events := s.Notifier.Events(changes, open)
+	if first {
+		return
+	}
+	for _, e := range events {
+		s.Log.Info("notified", "reason", e.Reason, "kind", e.Kind, "namespace", e.Namespace, "name", e.Name, "divergences", len(e.Divergences))
+	}
+	if err := s.Notifier.Send(ctx, events); err != nil {
+		s.Log.Error("notifications not delivered", "error", err.Error())
 	}
 }
 
