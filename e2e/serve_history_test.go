@@ -145,12 +145,28 @@ func TestServeHistory(t *testing.T) {
 	}
 	// One notification, then none over more runs; a Kubernetes Event on the namespace.
 	testenv.Eventually(t, 20*time.Second, "one DriftDetected", func() (bool, string) { return told("DriftDetected") == 1, fmt.Sprint(hooks) })
-	runsNow := strings.Count(p.log(), `"msg":"run finished"`)
-	testenv.Eventually(t, 40*time.Second, "three more runs", func() (bool, string) {
-		return strings.Count(p.log(), `"msg":"run finished"`) >= runsNow+3, ""
-	})
+	reportVersion := func() string {
+		u, err := cluster.Dynamic.Resource(reportstore.Reports).Namespace(rns).Get(context.Background(), rname, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.GetResourceVersion()
+	}
+	runsAfter := func(n int) {
+		t.Helper()
+		now := strings.Count(p.log(), `"msg":"run finished"`)
+		testenv.Eventually(t, 40*time.Second, fmt.Sprintf("%d more runs", n), func() (bool, string) {
+			return strings.Count(p.log(), `"msg":"run finished"`) >= now+n, ""
+		})
+	}
+	runsAfter(1) // the run that told has written its Report
+	steady := reportVersion()
+	runsAfter(3)
 	if n := told("DriftDetected"); n != 1 {
 		t.Errorf("%d DriftDetected after more runs of the same drift, want 1", n)
+	}
+	if v := reportVersion(); v != steady {
+		t.Errorf("the Report was written again by steady runs (resourceVersion %s, was %s)", v, steady)
 	}
 	evs, err := cluster.Kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {

@@ -2,8 +2,8 @@
 // (openreports.io/v1alpha1, the format Policy Reporter and the other OpenReports consumers
 // read): one Report per release or HelmRelease, in its namespace, a result per divergence
 // (policy helm-drift, rule the object and field, result fail while open and pass once
-// resolved, timestamp its first sighting, properties the class, who moved it and when, last
-// seen, resolved at, returns). It writes a Report only when its content changes, bounds each
+// resolved, timestamp its first sighting, properties the class, who moved it and when, resolved
+// at, returns). It writes a Report only when its content changes (a steady run writes none), bounds each
 // one far below the API server's object size limit (what does not fit is counted in an
 // annotation), and reads them back after a restart. It holds no value of any field.
 package reportstore
@@ -216,10 +216,12 @@ func build(measured string, entries []history.Entry) map[string]any {
 		} else {
 			fail++
 		}
+		// An open divergence's last sighting is the Report's last run, not kept: a steady run
+		// then writes nothing.
 		props := map[string]any{"measured": e.Measured, "object": e.Object, "path": e.Path, "class": string(e.Class),
-			"firstSeen": stamp(e.FirstSeen), "lastSeen": stamp(e.LastSeen), "returns": strconv.Itoa(e.Returns)}
+			"firstSeen": stamp(e.FirstSeen), "returns": strconv.Itoa(e.Returns)}
 		if !e.ResolvedAt.IsZero() {
-			props["resolvedAt"] = stamp(e.ResolvedAt)
+			props["resolvedAt"], props["lastSeen"] = stamp(e.ResolvedAt), stamp(e.LastSeen)
 		}
 		if len(e.Managers) > 0 {
 			props["movedBy"] = strings.Join(e.Managers, ",")
@@ -269,6 +271,9 @@ func entriesOf(obj map[string]any) []history.Entry {
 		returns, _ := strconv.Atoi(str("returns"))
 		e := history.Entry{Key: history.Key{Measured: str("measured"), Object: str("object"), Path: str("path"), Class: compare.Class(str("class"))},
 			FirstSeen: at("firstSeen"), LastSeen: at("lastSeen"), ResolvedAt: at("resolvedAt"), Returns: returns, MovedAt: at("movedAt")}
+		if e.LastSeen.IsZero() {
+			e.LastSeen = e.FirstSeen // open: seen until the Report's last write, at least since then
+		}
 		if m := str("movedBy"); m != "" {
 			e.Managers = strings.Split(m, ",")
 		}
