@@ -372,7 +372,11 @@ func TestConsoleBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text, "next reconcile: upgrade") || strings.Contains(text, marker) {
+	// helm-controller may have upgraded already (its own reconcile of the values edit, racing
+	// with serve's run): the page then says so, revision 2, nothing left to upgrade.
+	upgradeNext := strings.Contains(text, "next reconcile: upgrade")
+	upgraded := strings.Contains(text, "revision 2 ") && strings.Contains(text, "next reconcile: drift correction")
+	if !upgradeNext && !upgraded || strings.Contains(text, marker) {
 		t.Errorf("the HelmRelease's page:\n%s", text)
 	}
 }
