@@ -328,11 +328,7 @@ func redactSecretValues(rep *diff.Report, secrets []string) {
 		if v == nil {
 			return false
 		}
-		s, ok := v.(string)
-		if !ok {
-			b, _ := json.Marshal(v)
-			s = string(b)
-		}
+		s := valueText(v)
 		for _, x := range secrets {
 			if strings.Contains(s, x) {
 				return true
@@ -344,12 +340,7 @@ func redactSecretValues(rep *diff.Report, secrets []string) {
 		if v == nil {
 			return nil
 		}
-		s, ok := v.(string)
-		if !ok {
-			b, _ := json.Marshal(v)
-			s = string(b)
-		}
-		n := len(s)
+		n := len(valueText(v))
 		return &n
 	}
 	for i := range rep.Objects {
@@ -371,6 +362,15 @@ func redactSecretValues(rep *diff.Report, secrets []string) {
 			v.Live, _ = redactTree(v.Live, holds).(map[string]any)
 		}
 	}
+}
+
+// valueText is a row's value as text: a string itself, anything else as its JSON.
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // redactTree replaces each string of v that holds a Secret's value.

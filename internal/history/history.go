@@ -7,6 +7,7 @@ package history
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,15 @@ type Entry struct {
 	// Managers and MovedAt: who moved the field, when, as the last run that saw it read it.
 	Managers []string  `json:"movedBy,omitempty"`
 	MovedAt  time.Time `json:"movedAt,omitzero"`
+}
+
+// Split reads a measurement ("kind/namespace/name") as its kind, namespace and name.
+func Split(measured string) (kind, namespace, name string) {
+	parts := strings.SplitN(measured, "/", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return parts[0], parts[1], parts[2]
 }
 
 // Open reports whether the divergence is there in the last run that measured its release.

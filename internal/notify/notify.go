@@ -126,11 +126,8 @@ func (n *Notifier) Send(ctx context.Context, events []Event) error {
 
 // event writes one event's message.
 func (n *Notifier) event(measured, reason string, es []history.Entry) Event {
-	parts := strings.SplitN(measured, "/", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	e := Event{Kind: parts[0], Namespace: parts[1], Name: parts[2], Reason: reason, Divergences: es}
+	kind, ns, name := history.Split(measured)
+	e := Event{Kind: kind, Namespace: ns, Name: name, Reason: reason, Divergences: es}
 	what := "Helm release " + e.Namespace + "/" + e.Name
 	if e.Kind == "helmrelease" {
 		what = "HelmRelease " + e.Namespace + "/" + e.Name

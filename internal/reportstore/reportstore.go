@@ -64,16 +64,13 @@ type Store struct {
 
 // Name is the Report of a measurement ("kind/namespace/name"): namespace and name.
 func Name(measured string) (namespace, name string) {
-	parts := strings.SplitN(measured, "/", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	name = "helm-drift-" + parts[0] + "-" + parts[2]
+	kind, namespace, name := history.Split(measured)
+	name = "helm-drift-" + kind + "-" + name
 	if len(name) > 253 {
 		sum := sha256.Sum256([]byte(name))
 		name = name[:240] + "-" + hex.EncodeToString(sum[:6])
 	}
-	return parts[1], name
+	return namespace, name
 }
 
 // Load reads every helm-drift Report and returns the history they hold.
@@ -185,7 +182,7 @@ func digestOf(obj map[string]any) string {
 
 // build is the Report of one measurement's history.
 func build(measured string, entries []history.Entry) map[string]any {
-	kind, _, name := splitMeasured(measured)
+	kind, ns, name := history.Split(measured)
 	sort.SliceStable(entries, func(i, j int) bool {
 		if entries[i].Open() != entries[j].Open() {
 			return entries[i].Open()
@@ -250,7 +247,6 @@ func build(measured string, entries []history.Entry) map[string]any {
 		"results":  results,
 	}
 	if kind == "helmrelease" {
-		_, ns, _ := splitMeasured(measured)
 		obj["scope"] = map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "namespace": ns, "name": name}
 	}
 	return obj
@@ -286,11 +282,3 @@ func entriesOf(obj map[string]any) []history.Entry {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-func splitMeasured(m string) (kind, ns, name string) {
-	parts := strings.SplitN(m, "/", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	return parts[0], parts[1], parts[2]
-}

@@ -331,7 +331,7 @@ func (s *Server) logChanges(changes []history.Change, first bool) {
 		return
 	}
 	for _, c := range changes {
-		kind, ns, name := splitKey(c.Measured)
+		kind, ns, name := history.Split(c.Measured)
 		args := []any{"kind", kind, "namespace", ns, "name", name, "object", c.Object, "path", c.Path, "class", string(c.Class),
 			"since", c.FirstSeen.Format(time.RFC3339), "returns", c.Returns}
 		if len(c.Managers) > 0 {
@@ -339,15 +339,6 @@ func (s *Server) logChanges(changes []history.Change, first bool) {
 		}
 		s.Log.Info("divergence "+c.What, args...)
 	}
-}
-
-// splitKey reads "kind/namespace/name".
-func splitKey(key string) (kind, ns, name string) {
-	parts := strings.SplitN(key, "/", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	return parts[0], parts[1], parts[2]
 }
 
 func (s *Server) setReady(err error) {
