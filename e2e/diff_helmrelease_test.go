@@ -111,6 +111,13 @@ func sameInputAsTestdata(t *testing.T, ns string) {
 
 func applyWebHelmRelease(t *testing.T, ns, repo, password string) {
 	t.Helper()
+	applyWebHelmReleaseMode(t, ns, repo, password, "enabled")
+}
+
+// applyWebHelmReleaseMode is applyWebHelmRelease with drift detection in mode (enabled, warn,
+// disabled).
+func applyWebHelmReleaseMode(t *testing.T, ns, repo, password, mode string) {
+	t.Helper()
 	applyYAML(t, webappSource(ns, repo)+fmt.Sprintf(`
 ---
 apiVersion: v1
@@ -125,7 +132,7 @@ metadata: {name: webapp-secret, namespace: %[1]s}
 stringData:
   password: %[2]s
 ---
-%[3]s`, ns, password, webHelmRelease(ns, "enabled", "1.28")))
+%[3]s`, ns, password, webHelmRelease(ns, mode, "1.28")))
 }
 
 // webappSource is the OCIRepository webapp in ns: testdata/charts/webapp as pushed to repo.

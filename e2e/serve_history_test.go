@@ -32,7 +32,7 @@ func installReportCRD(t *testing.T, h *helmCLI) {
 	})
 }
 
-// reportOf is serve's /report row of Helm release ns/web: since, and its timeline.
+// historyRow is a /report row: since, and the timeline.
 type historyRow struct {
 	Release, Namespace, HelmRelease string
 	Since                           *time.Time
@@ -40,6 +40,7 @@ type historyRow struct {
 		Path       string
 		FirstSeen  time.Time
 		ResolvedAt time.Time
+		Returns    int
 		MovedBy    []string
 	}
 }

@@ -84,8 +84,10 @@ type serveOptions struct {
 	reports    bool
 	notifyFlux string
 	webhook    string
-	events     bool
-	kube       kubeOptions
+	// alertmanager is --notify-alertmanager's URL.
+	alertmanager string
+	events       bool
+	kube         kubeOptions
 }
 
 // BindFlags registers serve's flags on fs.
@@ -106,6 +108,7 @@ func (o *serveOptions) BindFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.reports, "openreports", true, "keep each divergence's history (since, returns, moved by) in an OpenReports Report (openreports.io/v1alpha1) per release, in its namespace, written when it changes and read back after a restart; without the CRD or the grants, in memory (one warning)")
 	fs.StringVar(&o.notifyFlux, "notify-flux", "", "post a HelmRelease's DriftDetected and DriftResolved events to Flux's notification-controller at this URL (http://notification-controller.flux-system.svc.cluster.local./), as Flux's controllers post theirs: its Alerts and Providers carry them")
 	fs.StringVar(&o.webhook, "notify-webhook", "", "post each DriftDetected and DriftResolved, of Helm releases and HelmReleases, as JSON to this URL")
+	fs.StringVar(&o.alertmanager, "notify-alertmanager", "", "post each release's drift as an alert (HelmDriftDetected, labels kind, namespace, name) to the Alertmanager at this URL (http://alertmanager.monitoring:9093): firing while it lasts (re-sent every run), ended when it is gone")
 	fs.BoolVar(&o.events, "notify-events", false, "record each DriftDetected and DriftResolved as a Kubernetes Event (events.k8s.io/v1) on the HelmRelease, or on a Helm release's namespace (needs create on events)")
 	fs.BoolVar(&o.console, "console", true, "serve the drift console (/, /release/NS/NAME, /helmrelease/NS/NAME); --console=false keeps neither each object's sides nor the pages")
 	fs.StringVar(&o.external, "external-url", "", "the address people reach the console at (https://drift.example.com): a release page shows its link under it")
@@ -132,7 +135,7 @@ func (o *serveOptions) validate() error {
 	case !o.tls && (o.certFile != "" || len(o.tlsNames) > 0):
 		return errors.New("--tls=false serves plain HTTP: drop --tls-cert-file, --tls-key-file and --tls-names, or --tls=false")
 	}
-	for flag, v := range map[string]string{"--notify-flux": o.notifyFlux, "--notify-webhook": o.webhook} {
+	for flag, v := range map[string]string{"--notify-flux": o.notifyFlux, "--notify-webhook": o.webhook, "--notify-alertmanager": o.alertmanager} {
 		if v == "" {
 			continue
 		}
@@ -173,13 +176,17 @@ func runServe(args []string, _ io.Reader, out, errOut io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(errOut, nil))
 	s := &serve.Server{Kube: o.kube.options(), Measure: action.Measure{Options: diff.Options{Normalize: o.normalize, Workers: o.workers}},
 		Interval: o.interval, Listen: o.listen, Grace: o.grace, Log: log, Namespaces: o.namespaces, ExternalURL: o.external, NoConsole: !o.console, OpenReports: o.reports}
-	if o.notifyFlux != "" || o.webhook != "" {
+	if o.notifyFlux != "" || o.webhook != "" || o.alertmanager != "" {
 		s.Notifier = &notify.Notifier{ConsoleURL: o.external}
 		if o.notifyFlux != "" {
 			s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Flux{URL: o.notifyFlux})
 		}
 		if o.webhook != "" {
 			s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Webhook{URL: o.webhook})
+		}
+		if o.alertmanager != "" {
+			// An alert holds three intervals unless re-sent: a serve that stops lets it end.
+			s.Notifier.Sinks = append(s.Notifier.Sinks, &notify.Alertmanager{URL: o.alertmanager, Lasts: 3 * o.interval})
 		}
 	}
 	s.NotifyEvents = o.events

@@ -1,6 +1,6 @@
 // Package notify tells people when drift appears and when it is gone, through what they already
 // run: Flux's notification-controller (an event on the HelmRelease, carried by their Alerts and
-// Providers), Kubernetes Events, a generic webhook. One DriftDetected when a release's
+// Providers), Kubernetes Events, a generic webhook, Alertmanager. One DriftDetected when a release's
 // divergences appear, one DriftResolved when the last one is gone: never one per run, and a
 // divergence that flips back and forth is not a storm. No message carries a value: the history
 // it is made from holds none.
@@ -55,6 +55,17 @@ type Notifier struct {
 	mu sync.Mutex
 	// alerted are the measurements told DriftDetected and not DriftResolved since.
 	alerted map[string]bool
+	// sent are those whose DriftDetected was sent, here or before a restart (the first run's
+	// drift is alerted but not sent): the ones a Resender keeps firing.
+	sent map[string]bool
+}
+
+// A Resender is a sink that must hear of open drift again after every run, not only when it
+// changes (Alertmanager ends an alert that is not re-sent within its resolve timeout).
+type Resender interface {
+	Sink
+	// Resend re-sends the DriftDetected events of the drift still open.
+	Resend(ctx context.Context, firing []Event) error
 }
 
 // Alerted marks measurements as already told (a restart whose history holds open divergences:
@@ -65,8 +76,11 @@ func (n *Notifier) Alerted(measured []string) {
 	if n.alerted == nil {
 		n.alerted = map[string]bool{}
 	}
+	if n.sent == nil {
+		n.sent = map[string]bool{}
+	}
 	for _, m := range measured {
-		n.alerted[m] = true
+		n.alerted[m], n.sent[m] = true, true
 	}
 }
 
@@ -113,12 +127,61 @@ func (n *Notifier) Events(changes []history.Change, open map[string]bool) []Even
 
 // Send sends each event to each sink; it returns every failure, named.
 func (n *Notifier) Send(ctx context.Context, events []Event) error {
+	n.mu.Lock()
+	if n.sent == nil {
+		n.sent = map[string]bool{}
+	}
+	for _, e := range events {
+		m := e.Kind + "/" + e.Namespace + "/" + e.Name
+		if e.Reason == DriftDetected {
+			n.sent[m] = true
+		} else {
+			delete(n.sent, m)
+		}
+	}
+	n.mu.Unlock()
 	var errs []error
 	for _, e := range events {
 		for _, s := range n.Sinks {
 			if err := s.Send(ctx, e); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %s %s/%s: %w", s.Name(), e.Reason, e.Namespace, e.Name, err))
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resend re-sends, to each Resender, the DriftDetected events of the measurements whose drift
+// was sent and is still open (open: each one's open divergences after the run).
+func (n *Notifier) Resend(ctx context.Context, open map[string][]history.Entry) error {
+	var rs []Resender
+	for _, s := range n.Sinks {
+		if r, ok := s.(Resender); ok {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	n.mu.Lock()
+	var firing []Event
+	for m, es := range open {
+		if n.sent[m] && len(es) > 0 {
+			firing = append(firing, n.event(m, DriftDetected, es))
+		}
+	}
+	n.mu.Unlock()
+	if len(firing) == 0 {
+		return nil
+	}
+	sort.Slice(firing, func(i, j int) bool {
+		a, b := firing[i], firing[j]
+		return a.Kind+"/"+a.Namespace+"/"+a.Name < b.Kind+"/"+b.Namespace+"/"+b.Name
+	})
+	var errs []error
+	for _, r := range rs {
+		if err := r.Resend(ctx, firing); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %d alerts: %w", r.Name(), len(firing), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -77,7 +78,7 @@ func TestSinks(t *testing.T) {
 	}))
 	defer srv.Close()
 	e := Event{Kind: "helmrelease", Namespace: "flux", Name: "api", Reason: DriftDetected, Message: "Drift detected in HelmRelease flux/api",
-		Divergences: []history.Entry{{Key: history.Key{Object: "Deployment.apps apps/api", Path: "spec.replicas", Class: compare.Differs}}}}
+		Link: "https://drift.example.com/helmrelease/flux/api", Divergences: []history.Entry{{Key: history.Key{Object: "Deployment.apps apps/api", Path: "spec.replicas", Class: compare.Differs}}}}
 	ctx := context.Background()
 	if err := (&Flux{URL: srv.URL}).Send(ctx, e); err != nil {
 		t.Fatal(err)
@@ -88,6 +89,10 @@ func TestSinks(t *testing.T) {
 	}
 	if ev.InvolvedObject.Kind != "HelmRelease" || ev.InvolvedObject.Name != "api" || ev.Severity != eventv1.EventSeverityError || ev.Reason != DriftDetected || ev.ReportingController != "helm-drift" {
 		t.Errorf("Flux event %+v", ev)
+	}
+	// notification-controller keeps only the metadata prefixed with the object's group.
+	if ev.Metadata["helm.toolkit.fluxcd.io/console"] != e.Link {
+		t.Errorf("Flux event metadata %v, want the console link under helm.toolkit.fluxcd.io/", ev.Metadata)
 	}
 	if err := (&Flux{URL: srv.URL}).Send(ctx, Event{Kind: "release", Reason: DriftDetected}); err != nil || len(bodies) != 1 {
 		t.Errorf("a Helm release's event went to Flux: %v, %d posts", err, len(bodies))
@@ -105,5 +110,100 @@ func TestSinks(t *testing.T) {
 	list, _ := kc.EventsV1().Events("flux").List(ctx, metav1.ListOptions{})
 	if len(list.Items) != 1 || list.Items[0].Regarding.Kind != "HelmRelease" || list.Items[0].Reason != DriftDetected || list.Items[0].Type != "Warning" {
 		t.Errorf("Kubernetes events %+v", list.Items)
+	}
+}
+
+// TestAlertmanager: a drift told fires one alert (labels alertname, kind, namespace, name; ends
+// Lasts later unless re-sent), re-sent after each run while it lasts, ended at once when it is
+// gone; the first run's drift (alerted, never sent) is not re-sent; a restart's open drift (told
+// before it) is.
+func TestAlertmanager(t *testing.T) {
+	var mu sync.Mutex
+	var posts [][]amAlert
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v2/alerts" {
+			t.Errorf("%s %s, want POST /api/v2/alerts", r.Method, r.URL.Path)
+		}
+		var alerts []amAlert
+		if err := json.NewDecoder(r.Body).Decode(&alerts); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		posts = append(posts, alerts)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	now := t0
+	am := &Alertmanager{URL: srv.URL + "/", Lasts: 30 * time.Minute, Now: func() time.Time { return now }}
+	n := &Notifier{Sinks: []Sink{am}}
+	ctx := context.Background()
+	m := "release/apps/api"
+	entry := history.Entry{Key: history.Key{Measured: m, Object: "Deployment.apps apps/api", Path: "spec.replicas", Class: compare.Differs}, FirstSeen: t0}
+	open := map[string][]history.Entry{m: {entry}}
+
+	// The first run: alerted, not sent, so not re-sent.
+	n.Events([]history.Change{{Entry: entry, What: history.Opened}}, map[string]bool{m: true})
+	if err := n.Resend(ctx, open); err != nil || len(posts) != 0 {
+		t.Fatalf("the first run's drift was re-sent: %v, %d posts", err, len(posts))
+	}
+
+	// Another release's drift, told: fires.
+	m2 := "release/apps/web"
+	e2 := entry
+	e2.Measured, e2.Object = m2, "Deployment.apps apps/web"
+	events := n.Events([]history.Change{{Entry: e2, What: history.Opened}}, map[string]bool{m: true, m2: true})
+	if err := n.Send(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if len(posts) != 1 || len(posts[0]) != 1 {
+		t.Fatalf("posts %+v, want one alert", posts)
+	}
+	got := posts[0][0]
+	want := map[string]string{"alertname": "HelmDriftDetected", "kind": "release", "namespace": "apps", "name": "web", "severity": "warning"}
+	if fmt.Sprint(got.Labels) != fmt.Sprint(want) || !got.StartsAt.Equal(t0) || !got.EndsAt.Equal(t0.Add(30*time.Minute)) ||
+		!strings.Contains(got.Annotations["summary"], "Deployment.apps apps/web spec.replicas") {
+		t.Errorf("the firing alert %+v", got)
+	}
+
+	// Re-sent after a run, the told one only, ending later.
+	now = t0.Add(10 * time.Minute)
+	open[m2] = []history.Entry{e2}
+	if err := n.Resend(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	if len(posts) != 2 || len(posts[1]) != 1 || posts[1][0].Labels["name"] != "web" || !posts[1][0].EndsAt.Equal(now.Add(30*time.Minute)) {
+		t.Fatalf("re-sent %+v, want web's alert, ending 30m from now", posts[1:])
+	}
+
+	// Gone: ended now, same labels.
+	now = t0.Add(20 * time.Minute)
+	e2.ResolvedAt = now
+	events = n.Events([]history.Change{{Entry: e2, What: history.Resolved}}, map[string]bool{m: true})
+	if err := n.Send(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	if len(posts) != 3 || fmt.Sprint(posts[2][0].Labels) != fmt.Sprint(want) || !posts[2][0].EndsAt.Equal(now) {
+		t.Fatalf("the resolved alert %+v, want the same labels, ending now", posts[2:])
+	}
+	delete(open, m2)
+	if err := n.Resend(ctx, open); err != nil || len(posts) != 3 {
+		t.Fatalf("a resolved drift was re-sent: %v, %d posts", err, len(posts))
+	}
+
+	// After a restart, the open drift told before it fires again.
+	n2 := &Notifier{Sinks: []Sink{am}}
+	n2.Alerted([]string{m})
+	if err := n2.Resend(ctx, open); err != nil || len(posts) != 4 || posts[3][0].Labels["name"] != "api" {
+		t.Fatalf("after a restart: %v, posts %+v", err, posts[3:])
+	}
+
+	// Alertmanager refusing is an error naming it.
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "bad alert", http.StatusBadRequest) }))
+	defer bad.Close()
+	n3 := &Notifier{Sinks: []Sink{&Alertmanager{URL: bad.URL}}}
+	n3.Alerted([]string{m})
+	if err := n3.Resend(ctx, open); err == nil || !strings.Contains(err.Error(), "alertmanager") || !strings.Contains(err.Error(), "bad alert") {
+		t.Errorf("a refusal: %v", err)
 	}
 }

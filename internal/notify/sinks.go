@@ -21,6 +21,9 @@ import (
 // reportingController names helm-drift in the events it posts.
 const reportingController = "helm-drift"
 
+// helmReleaseGroup is the HelmRelease's API group.
+const helmReleaseGroup = "helm.toolkit.fluxcd.io"
+
 // Flux posts a HelmRelease's events to Flux's notification-controller, as Flux's own
 // controllers post theirs (the event API's JSON, involvedObject the HelmRelease), so the
 // Alerts and Providers a team runs carry them. A Helm release Flux does not manage has no
@@ -46,12 +49,14 @@ func (f *Flux) Send(ctx context.Context, e Event) error {
 		severity = eventv1.EventSeverityInfo
 	}
 	ev := eventv1.Event{
-		InvolvedObject: corev1.ObjectReference{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease", Namespace: e.Namespace, Name: e.Name},
+		InvolvedObject: corev1.ObjectReference{APIVersion: helmReleaseGroup + "/v2", Kind: "HelmRelease", Namespace: e.Namespace, Name: e.Name},
 		Severity:       severity, Timestamp: metav1.Now(), Message: e.Message, Reason: e.Reason,
 		ReportingController: reportingController, ReportingInstance: hostname(),
 	}
 	if e.Link != "" {
-		ev.Metadata = map[string]string{"console": e.Link}
+		// notification-controller keeps only the metadata keys prefixed with the involved
+		// object's group, and hands them on without it: the Provider sees "console".
+		ev.Metadata = map[string]string{helmReleaseGroup + "/console": e.Link}
 	}
 	return postJSON(ctx, f.HTTP, f.URL, ev)
 }

@@ -286,6 +286,25 @@ func (s *Server) notify(ctx context.Context, rec *record, changes []history.Chan
 	if err := s.Notifier.Send(ctx, events); err != nil {
 		s.Log.Error("notifications not delivered", "error", err.Error())
 	}
+	// The drift still open, re-sent where a sink needs it (what was just told is not).
+	told := map[string]bool{}
+	for _, e := range events {
+		told[e.Kind+"/"+e.Namespace+"/"+e.Name] = true
+	}
+	firing := map[string][]history.Entry{}
+	for m := range open {
+		if told[m] {
+			continue
+		}
+		for _, e := range s.History.Entries(m) {
+			if e.Open() {
+				firing[m] = append(firing[m], e)
+			}
+		}
+	}
+	if err := s.Notifier.Resend(ctx, firing); err != nil {
+		s.Log.Error("firing alerts not re-sent", "error", err.Error())
+	}
 }
 
 // storeHistory writes the Reports whose history the run changed.

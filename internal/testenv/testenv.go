@@ -1,6 +1,6 @@
 // Package testenv gives end-to-end tests a real cluster: it builds (once, cached) and starts the
 // environment of scripts/testenv — a real kube-apiserver with embedded etcd, the Flux CRDs,
-// source-controller, helm-controller and an in-memory OCI registry, all on loopback — and
+// source-controller, helm-controller, notification-controller and an in-memory OCI registry, all on loopback — and
 // stops exactly what it started. One environment per test binary (call Main from TestMain),
 // one namespace per test (Namespace). It is for tests only; the product never imports it.
 package testenv
@@ -42,6 +42,9 @@ type Env struct {
 	Kubeconfig string
 	// Registry is the OCI registry's host:port (plain HTTP).
 	Registry string
+	// Events is notification-controller's event endpoint (http://host:port), where Flux's
+	// controllers post their events.
+	Events string
 	// Config, Kube and Dynamic talk to the API server as admin.
 	Config  *rest.Config
 	Kube    kubernetes.Interface
@@ -80,6 +83,7 @@ func Start() (*Env, error) {
 		return nil, err
 	}
 	e.Registry = vars["TESTENV_REGISTRY"]
+	e.Events = vars["TESTENV_EVENTS"]
 	if e.Config, err = clientcmd.BuildConfigFromFlags("", e.Kubeconfig); err != nil {
 		e.Stop()
 		return nil, err

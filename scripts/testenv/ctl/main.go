@@ -1,7 +1,7 @@
 // Command testenv-ctl starts and stops helm-drift's test environment: a real kube-apiserver
 // (etcd embedded) on a free loopback port with token auth and RBAC, the Flux CRDs,
-// source-controller and helm-controller against it, and an in-memory OCI registry, all on
-// loopback. It uses only the standard library so that it builds in seconds.
+// source-controller, helm-controller and notification-controller against it, and an in-memory
+// OCI registry, all on loopback. It uses only the standard library so that it builds in seconds.
 //
 //	testenv-ctl up   -dir DIR -bin CACHE   start everything; write DIR/env, DIR/kubeconfig, DIR/pids
 //	testenv-ctl down -dir DIR              stop exactly the processes up started, by pid

@@ -25,8 +25,8 @@ import (
 
 // env is what up writes to DIR/env for scripts and tests (KEY=VALUE lines, shell-sourceable).
 type env struct {
-	dir, token, server, registry string
-	pids                         []proc
+	dir, token, server, registry, events string
+	pids                                 []proc
 }
 
 type proc struct {
@@ -57,12 +57,13 @@ func up(dir, bin string) error {
 			down(dir)
 		}
 	}()
-	ports, err := freePorts(9)
+	ports, err := freePorts(13)
 	if err != nil {
 		return err
 	}
 	apiPort, etcdClient, etcdPeer, regPort, storagePort := ports[0], ports[1], ports[2], ports[3], ports[4]
 	scMetrics, scHealth, hcMetrics, hcHealth := ports[5], ports[6], ports[7], ports[8]
+	ncEvents, ncReceiver, ncMetrics, ncHealth := ports[9], ports[10], ports[11], ports[12]
 
 	if err := writeServiceAccountKeys(dir); err != nil {
 		return err
@@ -147,20 +148,32 @@ func up(dir, bin string) error {
 	); err != nil {
 		return err
 	}
+	// notification-controller: its event endpoint is where serve --notify-flux posts (as the
+	// Flux controllers post theirs); the controllers here post none (no --events-addr), so every
+	// event its Alerts forward is one of ours.
+	e.events = "http://127.0.0.1:" + strconv.Itoa(ncEvents)
+	if err := e.start("notification-controller", filepath.Join(bin, "notification-controller"), kubeEnv,
+		"--enable-leader-election=false", "--watch-all-namespaces", "--log-level=debug",
+		"--events-addr=127.0.0.1:"+strconv.Itoa(ncEvents), "--receiverAddr=127.0.0.1:"+strconv.Itoa(ncReceiver),
+		"--metrics-addr=127.0.0.1:"+strconv.Itoa(ncMetrics), "--health-addr=127.0.0.1:"+strconv.Itoa(ncHealth),
+	); err != nil {
+		return err
+	}
 	if err := writePids(e); err != nil {
 		return err
 	}
 	for name, url := range map[string]string{
-		"registry":          "http://" + e.registry + "/v2/",
-		"source-controller": "http://127.0.0.1:" + strconv.Itoa(scHealth) + "/readyz",
-		"helm-controller":   "http://127.0.0.1:" + strconv.Itoa(hcHealth) + "/readyz",
+		"registry":                "http://" + e.registry + "/v2/",
+		"source-controller":       "http://127.0.0.1:" + strconv.Itoa(scHealth) + "/readyz",
+		"helm-controller":         "http://127.0.0.1:" + strconv.Itoa(hcHealth) + "/readyz",
+		"notification-controller": "http://127.0.0.1:" + strconv.Itoa(ncHealth) + "/readyz",
 	} {
 		if err := e.waitHTTP(name, url, 60*time.Second); err != nil {
 			return err
 		}
 	}
-	envText := fmt.Sprintf("KUBECONFIG=%s\nTESTENV_SERVER=%s\nTESTENV_TOKEN=%s\nTESTENV_REGISTRY=%s\nTESTENV_LOGS=%s\n",
-		filepath.Join(dir, "kubeconfig"), e.server, e.token, e.registry, filepath.Join(dir, "logs"))
+	envText := fmt.Sprintf("KUBECONFIG=%s\nTESTENV_SERVER=%s\nTESTENV_TOKEN=%s\nTESTENV_REGISTRY=%s\nTESTENV_EVENTS=%s\nTESTENV_LOGS=%s\n",
+		filepath.Join(dir, "kubeconfig"), e.server, e.token, e.registry, e.events, filepath.Join(dir, "logs"))
 	if err := os.WriteFile(filepath.Join(dir, "env"), []byte(envText), 0o600); err != nil {
 		return err
 	}
