@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
@@ -63,7 +59,7 @@ func TestDiffFleet(t *testing.T) {
 	// been listed: what a cluster going away mid-run looks like.
 	var once sync.Once
 	var armed atomic.Bool
-	front := apiFront(t, second.Config, true, func(w http.ResponseWriter, r *http.Request, forward func() int) {
+	front := testenv.APIFront(t, second.Config, true, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		forward()
 		if armed.Load() && strings.HasSuffix(r.URL.Path, "/secrets") && strings.Contains(r.URL.Query().Get("labelSelector"), "owner=helm") {
 			once.Do(func() {
@@ -177,53 +173,3 @@ func fleetKubeconfig(t *testing.T, servers map[string]string, base string) strin
 	}
 	return path
 }
-
-// apiFront serves, over TLS on loopback, a proxy to the API server of cfg. asItself: the proxy
-// authenticates with cfg's credentials, the client's dropped; else the client's are passed on
-// (cfg's TLS not verified). handle gets each request with forward, which proxies it and
-// returns the API server's status, and decides what happens around it (a pause, a closed
-// connection, a server stopped after, a count).
-func apiFront(t *testing.T, cfg *rest.Config, asItself bool, handle func(w http.ResponseWriter, r *http.Request, forward func() int)) *httptest.Server {
-	t.Helper()
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := cfg
-	if !asItself {
-		tc = &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	}
-	transport, err := rest.TransportFor(tc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := &httputil.ReverseProxy{Transport: transport, Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(target)
-		if asItself {
-			r.Out.Header.Del("Authorization")
-		}
-	}}
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		handle(w, r, func() int {
-			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-			proxy.ServeHTTP(rec, r)
-			return rec.status
-		})
-	}))
-	t.Cleanup(front.Close)
-	return front
-}
-
-// statusRecorder keeps the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets the proxy flush a watch through the recorder (http.ResponseController).
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

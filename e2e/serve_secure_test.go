@@ -112,10 +112,10 @@ type reviewCounter struct {
 	refused                     []string
 }
 
-// front is an API front (apiFront, the client's token passed on) that counts.
+// front is an API front (testenv.APIFront, the client's token passed on) that counts.
 func (c *reviewCounter) front(t *testing.T) *httptest.Server {
 	t.Helper()
-	return apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
+	return testenv.APIFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		if r.Method == http.MethodPost {
 			switch {
 			case strings.HasSuffix(r.URL.Path, "/tokenreviews"):

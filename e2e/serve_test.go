@@ -200,7 +200,7 @@ func TestServe(t *testing.T) {
 	// The API server is reached through a proxy that can be taken away (connections closed as a
 	// stopped server's would be) and slowed down.
 	var down, slow atomic.Bool
-	front := apiFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
+	front := testenv.APIFront(t, cluster.Config, false, func(w http.ResponseWriter, r *http.Request, forward func() int) {
 		if down.Load() {
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
