@@ -94,7 +94,7 @@ UPGRADE_CHART := $(PROMETHEUS_CHARTS):charts/kube-prometheus-stack $(PROMETHEUS_
 	$(GRAFANA_CHARTS):charts/grafana
 UPGRADE_CHART_ARGS := --set prometheusOperator.admissionWebhooks.enabled=false
 
-## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff upgrade of the largest corpus chart and of kube-prometheus-stack vs helm-diff; diff helmrelease --all over 50 HelmReleases; diff release -A over a fleet of 200 and 1,000 releases; diff tree over a 200-HelmRelease repository vs helm template; ratios printed
+## bench: render vs a kyaml round trip vs kustomize build; diff vs helm-diff on a 1,000-object release; diff upgrade of the largest corpus chart and of kube-prometheus-stack vs helm-diff; diff helmrelease --all over 50 HelmReleases; diff release -A over a fleet of 200 and 1,000 releases; serve's history over 1,000 releases (writes per run, memory against the serve before it); diff tree over a 200-HelmRelease repository vs helm template; ratios printed
 ## (builds, besides what make test uses: kustomize and helm-diff, the baselines, and kube-prometheus-stack's chart from its Git repository)
 bench:
 	bash scripts/tools.sh kustomize helm-diff >/dev/null
@@ -108,6 +108,7 @@ bench:
 		-upgrade-chart "$$(bash scripts/modchart.sh $(UPGRADE_CHART))" -upgrade-chart-args "$(UPGRADE_CHART_ARGS)"
 	$(GO) test -v -run '^TestHelmReleaseCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestFleetCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
+	$(GO) test -v -run '^TestServeHistoryCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -v -run '^TestTreeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
