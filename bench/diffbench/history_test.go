@@ -112,8 +112,8 @@ func TestServeHistoryCompare(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	os.WriteFile(kubeconfig, []byte(fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: front\n  cluster: {server: %s, insecure-skip-tls-verify: true}\nusers:\n- name: any\n  user: {token: front}\ncontexts:\n- name: front\n  context: {cluster: front, user: any}\ncurrent-context: front\n", front.URL)), 0o600)
 
-	before := runServe(t, baseline, kubeconfig, 5, nil, nil)
-	memory := runServe(t, bin, kubeconfig, 5, nil, nil, "--openreports=false")
+	before := runServe(t, baseline, kubeconfig, 5, &writes, &reportWrites)
+	memory := runServe(t, bin, kubeconfig, 5, &writes, &reportWrites, "--openreports=false")
 	first := runServe(t, bin, kubeconfig, 5, &writes, &reportWrites)
 	again := runServe(t, bin, kubeconfig, 3, &writes, &reportWrites)
 
@@ -158,7 +158,7 @@ func (h historyRun) writes() string {
 }
 
 // runServe runs serve (every 5 s) through kubeconfig for n runs, then SIGTERM; writes and
-// reports (nil: not counted) are the API front's counters, read at the end of each run.
+// reports are the API front's counters, read at the end of each run.
 func runServe(t *testing.T, bin, kubeconfig string, n int, writes, reports *atomic.Int64, extra ...string) historyRun {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--interval", "5s", "--listen", "127.0.0.1:0", "--kubeconfig", kubeconfig, "--auth", "none", "--tls=false"}, extra...)...)
@@ -169,12 +169,7 @@ func runServe(t *testing.T, bin, kubeconfig string, n int, writes, reports *atom
 	peak := watchRSS(cmd.Process.Pid)
 	var h historyRun
 	var w0, r0 int64
-	read := func() (int64, int64) {
-		if writes == nil {
-			return 0, 0
-		}
-		return writes.Load(), reports.Load()
-	}
+	read := func() (int64, int64) { return writes.Load(), reports.Load() }
 	w0, r0 = read()
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
