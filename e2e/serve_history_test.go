@@ -45,7 +45,9 @@ type historyRow struct {
 	}
 }
 
-func webRow(t *testing.T, p *serveProcess, ns string) *historyRow {
+// reportRow is the first row of serve's /report that is reports true for (nil: none, or
+// /report not served yet).
+func reportRow(t *testing.T, p *serveProcess, is func(historyRow) bool) *historyRow {
 	t.Helper()
 	code, body := p.get("/report")
 	if code != 200 {
@@ -56,11 +58,17 @@ func webRow(t *testing.T, p *serveProcess, ns string) *historyRow {
 		t.Fatalf("/report: %v", err)
 	}
 	for i, r := range doc.Releases {
-		if r.Release == "web" && r.Namespace == ns && r.HelmRelease == "" {
+		if is(r) {
 			return &doc.Releases[i]
 		}
 	}
 	return nil
+}
+
+// webRow is serve's /report row of Helm release ns/web.
+func webRow(t *testing.T, p *serveProcess, ns string) *historyRow {
+	t.Helper()
+	return reportRow(t, p, func(r historyRow) bool { return r.Release == "web" && r.Namespace == ns && r.HelmRelease == "" })
 }
 
 // TestServeHistory: a drift made by another manager is remembered since its first run, with

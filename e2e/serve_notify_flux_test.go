@@ -72,20 +72,7 @@ func (h *hookReceiver) String() string {
 // helmReleaseRow is serve's /report row of HelmRelease ns/web.
 func helmReleaseRow(t *testing.T, p *serveProcess, ns string) *historyRow {
 	t.Helper()
-	code, body := p.get("/report")
-	if code != 200 {
-		return nil
-	}
-	var doc struct{ Releases []historyRow }
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		t.Fatalf("/report: %v", err)
-	}
-	for i, r := range doc.Releases {
-		if r.HelmRelease == ns+"/web" {
-			return &doc.Releases[i]
-		}
-	}
-	return nil
+	return reportRow(t, p, func(r historyRow) bool { return r.HelmRelease == ns+"/web" })
 }
 
 // TestServeNotifyFlux: serve posts a HelmRelease's drift to the real notification-controller,

@@ -20,6 +20,7 @@ import (
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	helmaction "helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,35 +77,9 @@ func TestFleetCompare(t *testing.T) {
 	installed := 0
 	install := func(upTo int) {
 		t.Helper()
-		start := time.Now()
-		var wg sync.WaitGroup
-		var failed atomic.Value
-		sem := make(chan struct{}, 8)
-		for i := installed; i < upTo; i++ {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				ns := fleetNamespace(i % namespaces)
-				cfg, err := conf.Helm3(ns)
-				if err == nil {
-					in := helmaction.NewInstall(cfg)
-					in.ReleaseName, in.Namespace = fmt.Sprintf("web-%04d", i), ns
-					in.PostRenderer = helmcontroller.PostRenderer(&v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: in.ReleaseName, Namespace: ns}})
-					_, err = in.Run(ch, map[string]any{"headless": true})
-				}
-				if err == nil {
-					err = applyHelmRelease(env, fmt.Sprintf("web-%04d", i), ns)
-				}
-				if err != nil {
-					failed.Store(err)
-				}
-			})
-		}
-		wg.Wait()
-		if err, _ := failed.Load().(error); err != nil {
-			t.Fatalf("install: %v", err)
-		}
-		t.Logf("installed releases %d to %d in %v", installed, upTo, time.Since(start).Round(time.Millisecond))
+		installFleet(t, conf, ch, installed, upTo, namespaces, func(in *helmaction.Install) {
+			in.PostRenderer = helmcontroller.PostRenderer(&v2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: in.ReleaseName, Namespace: in.Namespace}})
+		}, func(i int, ns, name string) error { return applyHelmRelease(env, name, ns) })
 		installed = upTo
 	}
 
@@ -270,6 +245,45 @@ func applyHelmRelease(env *testenv.Env, name, ns string) error {
 }
 
 func fleetNamespace(n int) string { return fmt.Sprintf("fleet-%02d", n) }
+
+// installFleet installs releases web-FROM to web-(TO-1) of chart ch (values headless: true)
+// through the Helm 3 SDK, eight at a time, release i in fleetNamespace(i % namespaces); before
+// (may be nil) sets up each install, after (may be nil) follows each one.
+func installFleet(t *testing.T, conf *action.Configuration, ch *chart.Chart, from, to, namespaces int,
+	before func(in *helmaction.Install), after func(i int, ns, name string) error) {
+	t.Helper()
+	start := time.Now()
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	sem := make(chan struct{}, 8)
+	for i := from; i < to; i++ {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ns, name := fleetNamespace(i%namespaces), fmt.Sprintf("web-%04d", i)
+			cfg, err := conf.Helm3(ns)
+			if err == nil {
+				in := helmaction.NewInstall(cfg)
+				in.ReleaseName, in.Namespace = name, ns
+				if before != nil {
+					before(in)
+				}
+				_, err = in.Run(ch, map[string]any{"headless": true})
+			}
+			if err == nil && after != nil {
+				err = after(i, ns, name)
+			}
+			if err != nil {
+				failed.Store(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	t.Logf("installed releases %d to %d in %v", from, to, time.Since(start).Round(time.Millisecond))
+}
 
 // serveRun is one run of helm drift serve as a process: how long the run took, the requests it
 // logged, and the process's CPU and peak RSS up to its exit on SIGTERM.

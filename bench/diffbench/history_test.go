@@ -10,19 +10,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	helmaction "helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/helm-drift/helm-drift/internal/action"
+	"github.com/helm-drift/helm-drift/internal/reportstore"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -59,35 +58,15 @@ func TestServeHistoryCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	sem := make(chan struct{}, 8)
-	for i := range releases {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			ns := fleetNamespace(i % namespaces)
-			cfg, err := conf.Helm3(ns)
-			if err == nil {
-				in := helmaction.NewInstall(cfg)
-				in.ReleaseName, in.Namespace = fmt.Sprintf("web-%04d", i), ns
-				_, err = in.Run(ch, map[string]any{"headless": true})
-			}
-			if err == nil && i%10 == 0 {
-				_, err = env.Kube.AppsV1().Deployments(ns).Patch(ctx, fmt.Sprintf("web-%04d", i), types.MergePatchType,
-					[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"})
-			}
-			if err != nil {
-				failed.Store(err)
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		t.Fatalf("install: %v", err)
-	}
-	t.Logf("installed %d releases (%d drifted) in %v", releases, releases/10, time.Since(start).Round(time.Millisecond))
+	// One release in ten drifted: its replicas moved by kubectl-scale.
+	installFleet(t, conf, ch, 0, releases, namespaces, nil, func(i int, ns, name string) error {
+		if i%10 != 0 {
+			return nil
+		}
+		_, err := env.Kube.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType,
+			[]byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{FieldManager: "kubectl-scale"})
+		return err
+	})
 
 	// The Report CRD as the chart installs it.
 	crd, err := exec.Command(env.HelmBin("helm4"), "template", "x", filepath.Join(root, "charts/helm-drift"),
@@ -96,7 +75,10 @@ func TestServeHistoryCompare(t *testing.T) {
 		t.Fatalf("helm template the Report CRD: %v", err)
 	}
 	applyJSON(t, env, strings.TrimPrefix(strings.TrimSpace(string(crd)), "---\n"))
-	time.Sleep(2 * time.Second) // the kind served
+	testenv.Eventually(t, 30*time.Second, "the Report kind served", func() (bool, string) {
+		_, err := env.Dynamic.Resource(reportstore.Reports).Namespace("default").List(ctx, metav1.ListOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 
 	// The API front: every write serve makes, and those to Reports.
 	var writes, reportWrites atomic.Int64

@@ -48,6 +48,9 @@ type Entry struct {
 	MovedAt  time.Time `json:"movedAt,omitzero"`
 }
 
+// Join writes a measurement's key, "kind/namespace/name": what Split reads.
+func Join(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
 // Split reads a measurement ("kind/namespace/name") as its kind, namespace and name.
 func Split(measured string) (kind, namespace, name string) {
 	parts := strings.SplitN(measured, "/", 3)

@@ -37,6 +37,9 @@ type Event struct {
 	Link string
 }
 
+// Measured is the key of what the event is about, as the history keys it.
+func (e Event) Measured() string { return history.Join(e.Kind, e.Namespace, e.Name) }
+
 // A Sink carries events somewhere.
 type Sink interface {
 	// Name names it in logs ("flux", "events", "webhook").
@@ -73,14 +76,16 @@ type Resender interface {
 func (n *Notifier) Alerted(measured []string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.alerted == nil {
-		n.alerted = map[string]bool{}
-	}
-	if n.sent == nil {
-		n.sent = map[string]bool{}
-	}
+	n.ready()
 	for _, m := range measured {
 		n.alerted[m], n.sent[m] = true, true
+	}
+}
+
+// ready makes the Notifier's maps (the zero Notifier is ready for use); n.mu is held.
+func (n *Notifier) ready() {
+	if n.alerted == nil {
+		n.alerted, n.sent = map[string]bool{}, map[string]bool{}
 	}
 }
 
@@ -91,9 +96,7 @@ func (n *Notifier) Alerted(measured []string) {
 func (n *Notifier) Events(changes []history.Change, open map[string]bool) []Event {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.alerted == nil {
-		n.alerted = map[string]bool{}
-	}
+	n.ready()
 	opened, resolved := map[string][]history.Entry{}, map[string][]history.Entry{}
 	for _, c := range changes {
 		switch c.What {
@@ -128,15 +131,12 @@ func (n *Notifier) Events(changes []history.Change, open map[string]bool) []Even
 // Send sends each event to each sink; it returns every failure, named.
 func (n *Notifier) Send(ctx context.Context, events []Event) error {
 	n.mu.Lock()
-	if n.sent == nil {
-		n.sent = map[string]bool{}
-	}
+	n.ready()
 	for _, e := range events {
-		m := e.Kind + "/" + e.Namespace + "/" + e.Name
 		if e.Reason == DriftDetected {
-			n.sent[m] = true
+			n.sent[e.Measured()] = true
 		} else {
-			delete(n.sent, m)
+			delete(n.sent, e.Measured())
 		}
 	}
 	n.mu.Unlock()

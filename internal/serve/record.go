@@ -39,8 +39,7 @@ type divergence struct {
 
 // identityKey is a measurement's key in a record: "kind/namespace/name".
 func identityKey(row diff.SummaryRow) string {
-	kind, ns, name := row.Identity()
-	return kind + "/" + ns + "/" + name
+	return history.Join(row.Identity())
 }
 
 // recorder builds a run's record as its releases are measured (Measure.Each).

@@ -289,7 +289,7 @@ func (s *Server) notify(ctx context.Context, rec *record, changes []history.Chan
 	// The drift still open, re-sent where a sink needs it (what was just told is not).
 	told := map[string]bool{}
 	for _, e := range events {
-		told[e.Kind+"/"+e.Namespace+"/"+e.Name] = true
+		told[e.Measured()] = true
 	}
 	firing := map[string][]history.Entry{}
 	for m := range open {
