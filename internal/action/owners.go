@@ -8,6 +8,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/owners"
+	"github.com/helm-drift/helm-drift/internal/owners/deep"
 )
 
 // Owners is the second-owner check of a stream: always within the stream, and as asked against
@@ -67,15 +68,15 @@ func (o *Owners) Run(objs []manifest.Object) (*owners.Checker, []owners.Finding,
 
 // deep runs the deep check; cl (may be nil) is asked for what the stream does not hold.
 func (o *Owners) deep(c *owners.Checker, objs []manifest.Object, cl *live.Client) ([]owners.Finding, error) {
-	dirs, err := owners.ParseChartDirs(o.ChartDirs)
+	dirs, err := deep.ParseChartDirs(o.ChartDirs)
 	if err != nil {
 		return nil, err
 	}
-	opts := owners.DeepOptions{ChartDirs: dirs}
+	opts := deep.Options{ChartDirs: dirs}
 	if cl != nil {
 		opts.Cluster = cl
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	return c.Deep(ctx, objs, opts)
+	return deep.Check(ctx, c, objs, opts)
 }

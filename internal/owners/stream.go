@@ -32,6 +32,9 @@ type Checker struct {
 	opts Options
 }
 
+// Options returns the options c was made with, its severity defaulted.
+func (c *Checker) Options() Options { return c.opts }
+
 // NewChecker returns a checker for objs (the objects of one stream).
 func NewChecker(objs []manifest.Object, opts Options) *Checker {
 	if opts.Severity == "" {

@@ -1,4 +1,4 @@
-package owners
+package deep
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 const deepStream = `---
@@ -47,7 +48,7 @@ spec:
       name: b-values
 `
 
-func deepCheck(t *testing.T, stream string, dirs map[string]string) ([]Finding, error) {
+func deepCheck(t *testing.T, stream string, dirs map[string]string) ([]owners.Finding, error) {
 	t.Helper()
 	s, err := manifest.Split([]byte(stream))
 	if err != nil {
@@ -57,14 +58,14 @@ func deepCheck(t *testing.T, stream string, dirs map[string]string) ([]Finding, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewChecker(objs, Options{Namespace: "flux-system", Release: "platform"}).Deep(context.Background(), objs, DeepOptions{ChartDirs: dirs})
+	return Check(context.Background(), owners.NewChecker(objs, owners.Options{Namespace: "flux-system", Release: "platform"}), objs, Options{ChartDirs: dirs})
 }
 
 // TestDeep: two HelmReleases' charts render one HelmRepository; deep-b only because a
 // valuesFrom Secret in the stream switches it on. The finding names both releases and the
 // object, and nothing of the Secret.
 func TestDeep(t *testing.T) {
-	dirs := map[string]string{"deep-a": "../../testdata/charts/deep-a", "flux-system/b": "../../testdata/charts/deep-b"}
+	dirs := map[string]string{"deep-a": "../../../testdata/charts/deep-a", "flux-system/b": "../../../testdata/charts/deep-b"}
 	findings, err := deepCheck(t, deepStream, dirs)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestDeep(t *testing.T) {
 			t.Errorf("message lacks %q:\n%s", want, f.Message)
 		}
 	}
-	if f.ID != IDDeep || f.Object != "HelmRepository.source.toolkit.fluxcd.io apps/shared" {
+	if f.ID != owners.IDDeep || f.Object != "HelmRepository.source.toolkit.fluxcd.io apps/shared" {
 		t.Errorf("finding %s %s", f.ID, f.Object)
 	}
 	if strings.Contains(f.Message, "SECRET-MARKER") {
@@ -97,8 +98,8 @@ func TestDeepCouldNotCheck(t *testing.T) {
 		dirs map[string]string
 		want string
 	}{
-		"no chart dir, no cluster": {map[string]string{"deep-a": "../../testdata/charts/deep-a"}, "HelmRepository flux-system/charts is neither in the stream nor"},
-		"both charts given":        {map[string]string{"deep-a": "../../testdata/charts/deep-a", "deep-b": "../../testdata/charts/deep-b"}, ""},
+		"no chart dir, no cluster": {map[string]string{"deep-a": "../../../testdata/charts/deep-a"}, "HelmRepository flux-system/charts is neither in the stream nor"},
+		"both charts given":        {map[string]string{"deep-a": "../../../testdata/charts/deep-a", "deep-b": "../../../testdata/charts/deep-b"}, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -115,7 +116,7 @@ func TestDeepCouldNotCheck(t *testing.T) {
 		})
 	}
 	bad := strings.Replace(deepStream, "values.yaml: c2hh", "other.yaml: c2hh", 1)
-	_, err := deepCheck(t, bad, map[string]string{"deep-a": "../../testdata/charts/deep-a", "deep-b": "../../testdata/charts/deep-b"})
+	_, err := deepCheck(t, bad, map[string]string{"deep-a": "../../../testdata/charts/deep-a", "deep-b": "../../../testdata/charts/deep-b"})
 	if err == nil || !strings.Contains(err.Error(), "key values.yaml: key not found") || strings.Contains(err.Error(), "SECRET-MARKER") {
 		t.Errorf("missing key: %v", err)
 	}

@@ -1,4 +1,7 @@
-package owners
+// Package deep is owners --deep: it renders the chart of every HelmRelease in a stream the way
+// helm-controller would and finds objects two releases render. It is apart from package owners
+// so that the stream and cluster checks do not compile Helm's SDK.
+package deep
 
 import (
 	"bytes"
@@ -17,6 +20,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/owners"
 )
 
 // Getter reads one object from the cluster as unstructured content. *live.Client implements
@@ -25,8 +29,8 @@ type Getter interface {
 	Get(ctx context.Context, group, version, kind, namespace, name string) (map[string]any, error)
 }
 
-// DeepOptions configure the deep check.
-type DeepOptions struct {
+// Options configure the deep check.
+type Options struct {
 	// ChartDirs maps a HelmRelease (namespace/name or name) or a chart name to a local chart
 	// directory or archive, used instead of its source.
 	ChartDirs map[string]string
@@ -40,11 +44,12 @@ type DeepOptions struct {
 // look, which is never reported as clean.
 var ErrCouldNotCheck = errors.New("could not check")
 
-// Deep renders the chart of every HelmRelease in the stream the way helm-controller would
-// (its source, its values and valuesFrom resolved from the stream or the cluster) and finds
-// objects rendered by two releases, or by a release and the stream itself. Values, Secret
-// ones included, are only ever handed to the chart: no finding or error quotes them.
-func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOptions) ([]Finding, error) {
+// Check renders the chart of every HelmRelease in the stream c checks the way helm-controller
+// would (its source, its values and valuesFrom resolved from the stream or the cluster) and
+// finds objects rendered by two releases, or by a release and the stream itself. Values, Secret
+// ones included, are only ever handed to the chart: no finding or error quotes them. Notes of
+// the rendered streams are added to c's.
+func Check(ctx context.Context, c *owners.Checker, objs []manifest.Object, o Options) ([]owners.Finding, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
@@ -56,22 +61,23 @@ func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOption
 		owner string
 		where string
 	}
-	owners := map[manifest.Identity][]owned{}
+	byID := map[manifest.Identity][]owned{}
 	var order []manifest.Identity
 	add := func(id manifest.Identity, owner, where string) {
-		for _, ow := range owners[id] {
+		for _, ow := range byID[id] {
 			if ow.owner == owner {
 				return // one release rendering an object twice is the stream check's business
 			}
 		}
-		if _, ok := owners[id]; !ok {
+		if _, ok := byID[id]; !ok {
 			order = append(order, id)
 		}
-		owners[id] = append(owners[id], owned{owner, where})
+		byID[id] = append(byID[id], owned{owner, where})
 	}
+	copts := c.Options()
 	this := "this stream"
-	if c.opts.Release != "" {
-		this = "release " + c.opts.Namespace + "/" + c.opts.Release + " (this stream)"
+	if copts.Release != "" {
+		this = "release " + copts.Namespace + "/" + copts.Release + " (this stream)"
 	}
 	for _, ob := range objs {
 		d.remember(ob)
@@ -97,7 +103,7 @@ func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOption
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: its chart rendered a stream that cannot be read: %v", ErrCouldNotCheck, name, err)
 		}
-		sub := NewChecker(robjs, Options{Namespace: relNS, Scopes: c.opts.Scopes})
+		sub := owners.NewChecker(robjs, owners.Options{Namespace: relNS, Scopes: copts.Scopes})
 		for _, r := range robjs {
 			if !r.Hook && r.Name != "" {
 				add(sub.Identity(r), name, "its chart's "+r.Doc.Name())
@@ -105,16 +111,16 @@ func (c *Checker) Deep(ctx context.Context, objs []manifest.Object, o DeepOption
 		}
 		c.Notes = append(c.Notes, sub.Notes...)
 	}
-	var findings []Finding
+	var findings []owners.Finding
 	for _, id := range order {
-		ow := owners[id]
+		ow := byID[id]
 		if len(ow) < 2 {
 			continue
 		}
-		f := Finding{ID: IDDeep, Severity: c.opts.Severity, Object: id.String()}
+		f := owners.Finding{ID: owners.IDDeep, Severity: copts.Severity, Object: id.String()}
 		var parts []string
 		for _, x := range ow {
-			f.Owners = append(f.Owners, Owner{Kind: ownerKind(x.owner), Name: x.owner})
+			f.Owners = append(f.Owners, owners.Owner{Kind: ownerKind(x.owner), Name: x.owner})
 			parts = append(parts, x.owner+" ("+x.where+")")
 		}
 		f.Message = fmt.Sprintf("%s is rendered by %s: whichever installs second fails (\"cannot be imported into the current release\"), or one release deletes what the other needs on its next upgrade. Render it in one chart only, or turn it off in the other chart's values.",
@@ -133,8 +139,8 @@ func ownerKind(owner string) string {
 
 // deep holds what one deep check has found in the stream.
 type deep struct {
-	c    *Checker
-	opts DeepOptions
+	c    *owners.Checker
+	opts Options
 	// stream holds the sources, ConfigMaps and Secrets of the stream, asked before the cluster.
 	stream *helmcontroller.StreamFirst
 }
