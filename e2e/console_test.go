@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +130,8 @@ func TestConsoleBrowser(t *testing.T) {
 	kc := cluster.Kube
 	const marker = "CONSOLE-SECRET-MARKER-5d1e"
 	hrNS := installWebBoth(t, h, ns, marker)
+	// A release that drifts only after serve's first runs: its "since" is later than web's.
+	h.run(t, false, nil, "install", "late", "testdata/charts/webapp", "-n", ns, "--set", "headless=true")
 
 	// The mutation matrix: TestServe's edits, and an env entry by another manager
 	// (server-side apply).
@@ -228,6 +231,7 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "console-table")
+	consoleHistory(t, ctx, p, viewer, ns)
 
 	// Filtering by class narrows the table.
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("f-class"), "CHART-ONLY")); err != nil {
@@ -378,5 +382,111 @@ func TestConsoleBrowser(t *testing.T) {
 	upgraded := strings.Contains(text, "revision 2 ") && strings.Contains(text, "next reconcile: drift correction")
 	if !upgradeNext && !upgraded || strings.Contains(text, marker) {
 		t.Errorf("the HelmRelease's page:\n%s", text)
+	}
+}
+
+// consoleHistory drives the console's memory of drift in the browser: release late drifts
+// after web (by kubectl-scale), so the table sorted by "Drifting since" puts web first
+// ascending and late first descending; then late's drift is fixed and made again, and its
+// release page's history shows the divergence open, resolved, then open again with one return.
+// It leaves the browser on the table, filters cleared.
+func consoleHistory(t *testing.T, ctx context.Context, p *serveProcess, viewer, ns string) {
+	t.Helper()
+	kc, kctx := cluster.Kube, context.Background()
+	scale := func(replicas int) {
+		t.Helper()
+		if _, err := kc.AppsV1().Deployments(ns).Patch(kctx, "late", types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)),
+			metav1.PatchOptions{FieldManager: "kubectl-scale"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// since waits for a run in which late drifts (or not) and returns web's and late's "since".
+	since := func(drifting bool) (web, late string) {
+		t.Helper()
+		testenv.Eventually(t, 60*time.Second, fmt.Sprintf("a run in which release late drifting is %v", drifting), func() (bool, string) {
+			code, body, _ := p.scrape(t, "/report", viewer)
+			var report struct {
+				Releases []struct {
+					Release, Namespace, HelmRelease, Since string
+					Divergences                            int
+				} `json:"releases"`
+			}
+			if code != 200 || json.Unmarshal([]byte(body), &report) != nil {
+				return false, fmt.Sprintf("%d %s", code, body)
+			}
+			web, late = "", ""
+			seen := false
+			for _, r := range report.Releases {
+				if r.Namespace != ns || r.HelmRelease != "" {
+					continue
+				}
+				switch r.Release {
+				case "web":
+					web = r.Since
+				case "late":
+					late, seen = r.Since, (r.Divergences > 0) == drifting
+				}
+			}
+			return seen && web != "" && (late != "") == drifting, body
+		})
+		return web, late
+	}
+
+	// A run has seen late clean (the caller waited for one after the edits); now it drifts.
+	scale(4)
+	webSince, lateSince := since(true)
+	if lateSince <= webSince {
+		t.Fatalf("release late drifted after web, yet its since %s is not after web's %s", lateSince, webSince)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("releases"))); err != nil {
+		t.Fatal(err)
+	}
+	// order clicks the "Drifting since" header and reads web's and late's rows as name@since.
+	order := func() []string {
+		t.Helper()
+		names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(function() {
+			var b = Array.from(document.querySelectorAll("#releases thead button")).find(b => b.textContent === "Drifting since");
+			b.click();
+			var col = b.parentNode.cellIndex;
+			return Array.from(document.querySelectorAll("#releases tbody tr")).filter(r => r.dataset.ns === `+fmt.Sprintf("%q", ns)+`).map(r => r.cells[1].textContent + "@" + r.cells[col].textContent);
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	// Both ways, the releases that do not drift (the console's own) come last.
+	for _, want := range [][]string{{"web@" + webSince, "late@" + lateSince}, {"late@" + lateSince, "web@" + webSince}} {
+		got := order()
+		if len(got) < 2 || !slices.Equal(got[:2], want) || slices.ContainsFunc(got[2:], func(r string) bool { return !strings.HasSuffix(r, "@") }) {
+			t.Errorf("the table sorted by since: %v, want %v first, then the releases without drift", got, want)
+		}
+	}
+	screenshot(t, ctx, "console-since")
+
+	// Fixed, then moved again: one divergence, resolved and come back.
+	scale(2)
+	since(false)
+	scale(3)
+	since(true)
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.url+"/release/"+ns+"/late"), chromedp.WaitVisible(chromedp.CSS("section.timeline"))); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := chromedp.Run(ctx, chromedp.Evaluate[[][]string](`Array.from(document.querySelectorAll("section.timeline table.rows tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// State, Object, Field, Class, Since, Last seen, Resolved, Returns, Moved by.
+	if len(entries) != 1 || len(entries[0]) != 9 {
+		t.Fatalf("release late's history: %v, want one divergence", entries)
+	}
+	e := entries[0]
+	if e[0] != "open" || e[1] != "Deployment.apps "+ns+"/late" || e[2] != "spec.replicas" ||
+		e[4] != lateSince || e[6] != "" || e[7] != "1" || !strings.HasPrefix(e[8], "kubectl-scale at ") {
+		t.Errorf("release late's history after drift, fix and drift again: %q\nwant open, spec.replicas, since %s, not resolved, 1 return, moved by kubectl-scale", e, lateSince)
+	}
+	screenshot(t, ctx, "console-history")
+	if err := chromedp.Do(ctx, chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.ID("releases"))); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -234,3 +234,67 @@ func TestServeHistory(t *testing.T) {
 		return fmt.Sprint(summary["fail"]) == "0", fmt.Sprint(summary)
 	})
 }
+
+// TestServeHistoryNoCRD: on a cluster that does not serve the OpenReports Report kind (a test
+// environment of its own: the shared one has the CRD once any test installs it), serve runs,
+// warns once that the history is kept in memory, and still remembers a drift's "since" and who
+// moved it in /report, run after run.
+func TestServeHistoryNoCRD(t *testing.T) {
+	t.Parallel()
+	if cluster == nil {
+		t.Skip("e2e: no test environment (-short)")
+	}
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatalf("a test environment of its own: %v", err)
+	}
+	t.Cleanup(func() { env.Stop() })
+	if _, err := env.Dynamic.Resource(reportstore.Reports).Namespace("default").List(context.Background(), metav1.ListOptions{}); err == nil {
+		t.Fatal("a new test environment serves the Report kind: this test needs one that does not")
+	}
+	h := newHelm(t, "helm4")
+	h.env = append(h.env, "KUBECONFIG="+env.Kubeconfig)
+	const ns = "shop"
+	h.run(t, false, nil, "install", "web", "testdata/charts/webapp", "-n", ns, "--create-namespace", "--set", "headless=true")
+
+	p := startServe(t, env.Kubeconfig, "--auth=none", "--tls=false", "--namespaces", ns)
+	testenv.Eventually(t, 40*time.Second, "serve's first run", func() (bool, string) {
+		return strings.Contains(p.log(), `"msg":"run finished"`), p.log()
+	})
+	if _, err := env.Kube.AppsV1().Deployments(ns).Patch(context.Background(), "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`),
+		metav1.PatchOptions{FieldManager: "kubectl-scale"}); err != nil {
+		t.Fatal(err)
+	}
+	var since time.Time
+	testenv.Eventually(t, 40*time.Second, "the drift remembered in /report", func() (bool, string) {
+		r := webRow(t, p, ns)
+		if r == nil || r.Since == nil {
+			return false, fmt.Sprintf("%+v", r)
+		}
+		for _, e := range r.Timeline {
+			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" {
+				since = *r.Since
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", r)
+	})
+	// Three more runs: the same "since", and still the one warning.
+	runs := strings.Count(p.log(), `"msg":"run finished"`)
+	testenv.Eventually(t, 40*time.Second, "three more runs", func() (bool, string) {
+		return strings.Count(p.log(), `"msg":"run finished"`) >= runs+3, p.log()
+	})
+	if r := webRow(t, p, ns); r == nil || r.Since == nil || !r.Since.Equal(since) {
+		t.Errorf("after three more runs, release web's since is %+v, want %s", r, since)
+	}
+	log := p.log()
+	if n := strings.Count(log, "the history is kept in memory only"); n != 1 {
+		t.Errorf("serve warned %d times that the history is kept in memory, want once:\n%s", n, log)
+	}
+	if !strings.Contains(log, "openreports.installCRD") || !strings.Contains(log, `"level":"WARN"`) {
+		t.Errorf("the warning does not say how to fix it (install the CRD, or --openreports=false):\n%s", log)
+	}
+	if strings.Contains(log, `"level":"ERROR"`) {
+		t.Errorf("serve logged an error without the CRD:\n%s", log)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,9 +165,21 @@ func Run(m *testing.M, env **Env) int {
 	code := m.Run()
 	if code != 0 && *env != nil {
 		fmt.Fprintf(os.Stderr, "testenv: a test failed; the environment's logs:\n%s", (*env).Logs())
+		// Last, where the tail of a long output shows it: which tests failed (their own
+		// output, --- FAIL, is above the logs).
+		failedMu.Lock()
+		fmt.Fprintf(os.Stderr, "testenv: failed, among the tests with a namespace of their own: %s\n", strings.Join(failed, ", "))
+		failedMu.Unlock()
 	}
 	return code
 }
+
+// failed names the tests that failed after asking for a namespace (Namespace), for Run's
+// summary.
+var (
+	failedMu sync.Mutex
+	failed   []string
+)
 
 // testingShort reads -short before m.Run has parsed flags.
 func testingShort() bool {
@@ -194,6 +207,13 @@ func (e *Env) Namespace(t *testing.T) string {
 		name = name[:50]
 	}
 	name = strings.TrimRight(name, "-") + "-" + hex.EncodeToString(suffix)
+	t.Cleanup(func() {
+		if t.Failed() {
+			failedMu.Lock()
+			failed = append(failed, t.Name())
+			failedMu.Unlock()
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
