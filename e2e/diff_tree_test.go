@@ -25,8 +25,12 @@ import (
 
 // treeFiles is the test's Flux repository at one commit: an HTTP Helm repository and an OCI
 // registry as sources, three HelmReleases (web: spec.chart with values from a ConfigMap and a
-// Secret; podinfo: the corpus chart by chartRef; other: a second release of webapp).
-func treeFiles(ns, repoURL, registry, webVersion, logLevel, password, podinfoReplicas, otherInterval string) map[string]string {
+// Secret, and the chart's values files webValuesFiles lists; podinfo: the corpus chart by
+// chartRef; other: a second release of webapp).
+func treeFiles(ns, repoURL, registry, webVersion, webValuesFiles, logLevel, password, podinfoReplicas, otherInterval string) map[string]string {
+	if webValuesFiles != "" {
+		webValuesFiles = ", valuesFiles: " + webValuesFiles
+	}
 	return map[string]string{
 		"apps/sources.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
@@ -61,14 +65,14 @@ metadata: {name: web, namespace: %[1]s}
 spec:
   interval: 1h
   chart:
-    spec: {chart: webapp, version: %[2]q, sourceRef: {kind: HelmRepository, name: charts}}
+    spec: {chart: webapp, version: %[2]q, sourceRef: {kind: HelmRepository, name: charts}%[5]s}
   install: {disableWait: true}
   upgrade: {disableWait: true}
   valuesFrom:
   - {kind: ConfigMap, name: web-values}
   - {kind: Secret, name: web-secret}
   values: {replicas: 1, headless: true}
-`, ns, webVersion, logLevel, password),
+`, ns, webVersion, logLevel, password, webValuesFiles),
 		"apps/podinfo.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: podinfo, namespace: %[1]s}
@@ -112,14 +116,21 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 
-	// Charts: webapp 1.0.0 and 1.1.0 (another default image) in an HTTP repository; podinfo
-	// from the corpus in the OCI registry.
+	// Charts: webapp 1.0.0 and 1.1.0 (another default image, and a values file that
+	// source-controller merges when the head lists it in valuesFiles: a third image and a tier
+	// that renders one more object) in an HTTP repository; podinfo from the corpus in the OCI
+	// registry.
 	charts := t.TempDir()
 	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", charts)
 	v11 := filepath.Join(t.TempDir(), "webapp")
 	copyDir(t, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
 	replaceIn(t, filepath.Join(v11, "Chart.yaml"), "version: 1.0.0", "version: 1.1.0")
 	replaceIn(t, filepath.Join(v11, "values.yaml"), "image: nginx:1.27", "image: nginx:1.28")
+	writeFiles(t, v11, map[string]string{
+		"values-prod.yaml": "image: nginx:1.29\ntier: prod\n",
+		"templates/tier.yaml": "{{- with .Values.tier }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ $.Release.Name }}-tier}\n" +
+			"data: {tier: {{ . | quote }}}\n{{- end }}\n",
+	})
 	h.run(t, false, nil, "package", v11, "-d", charts)
 	h.run(t, false, nil, "repo", "index", charts)
 	srv := httptest.NewServer(http.FileServer(http.Dir(charts)))
@@ -133,8 +144,8 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	h.run(t, false, nil, "push", tgz[0], "oci://"+cluster.Registry+"/"+ns, "--plain-http")
 
 	secretBase, secretHead := hrSecretMarker+"-base", hrSecretMarker+"-head"
-	base := treeFiles(ns, srv.URL, cluster.Registry, "1.0.0", "info", secretBase, "1", "1h")
-	head := treeFiles(ns, srv.URL, cluster.Registry, "1.1.0", "debug", secretHead, "2", "2h")
+	base := treeFiles(ns, srv.URL, cluster.Registry, "1.0.0", "", "info", secretBase, "1", "1h")
+	head := treeFiles(ns, srv.URL, cluster.Registry, "1.1.0", "[values.yaml, values-prod.yaml]", "debug", secretHead, "2", "2h")
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -212,8 +223,22 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || next["other"] != "nothing" || len(predicted["other"]) != 0 {
 		t.Fatalf("next reconciles %v (other's rows %v), want web and podinfo upgraded, other nothing", next, predicted["other"])
 	}
-	if l := liveOf(preview(true), "web"); len(l) != len(predicted["web"]) || l[predicted["web"][0]] != diff.LiveAbsent {
-		t.Errorf("--live before the base is installed: %v, want every row's object absent", l)
+	// The values file the head lists is merged as source-controller merges it.
+	if !strings.Contains(strings.Join(predicted["web"], "\n"), "ConfigMap "+ns+"/web-tier ") {
+		t.Errorf("web: the head's valuesFiles sets a tier, yet the preview renders no ConfigMap web-tier: %v", predicted["web"])
+	}
+	// Before the base is installed: the objects of both sides absent; the one the head adds
+	// absent as in the base.
+	tier := "ConfigMap " + ns + "/web-tier (whole object)"
+	l := liveOf(preview(true), "web")
+	for _, row := range predicted["web"] {
+		want := diff.LiveAbsent
+		if row == tier {
+			want = diff.LiveBase
+		}
+		if l[row] != want {
+			t.Errorf("--live before the base is installed: %s is %q, want %q", row, l[row], want)
+		}
 	}
 
 	// Reconciled by the real controllers: the base, then the head.

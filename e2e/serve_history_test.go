@@ -71,6 +71,27 @@ func webRow(t *testing.T, p *serveProcess, ns string) *historyRow {
 	return reportRow(t, p, func(r historyRow) bool { return r.Release == "web" && r.Namespace == ns && r.HelmRelease == "" })
 }
 
+// waitScaleRemembered waits until /report remembers release web's replicas drift in namespace
+// ns, moved by kubectl-scale, and returns its since.
+func waitScaleRemembered(t *testing.T, p *serveProcess, ns string) time.Time {
+	t.Helper()
+	var since time.Time
+	testenv.Eventually(t, 40*time.Second, "the drift remembered in /report", func() (bool, string) {
+		r := webRow(t, p, ns)
+		if r == nil || r.Since == nil {
+			return false, fmt.Sprintf("%+v", r)
+		}
+		for _, e := range r.Timeline {
+			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" {
+				since = *r.Since
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", r)
+	})
+	return since
+}
+
 // TestServeHistory: a drift made by another manager is remembered since its first run, with
 // who moved it, in /report and in an OpenReports Report in the release's namespace; serve
 // killed and restarted keeps the "since" to the second and logs nothing new; the fix is one
@@ -116,20 +137,7 @@ func TestServeHistory(t *testing.T) {
 		}
 	}
 	patch(5, "kubectl-scale")
-	var since time.Time
-	testenv.Eventually(t, 40*time.Second, "the drift remembered in /report", func() (bool, string) {
-		r := webRow(t, p, ns)
-		if r == nil || r.Since == nil {
-			return false, fmt.Sprintf("%+v", r)
-		}
-		for _, e := range r.Timeline {
-			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" {
-				since = *r.Since
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%+v", r)
-	})
+	since := waitScaleRemembered(t, p, ns)
 	rns, rname := reportstore.Name("release/" + ns + "/web")
 	var report map[string]any
 	testenv.Eventually(t, 40*time.Second, "the Report of release web", func() (bool, string) {
@@ -265,20 +273,7 @@ func TestServeHistoryNoCRD(t *testing.T) {
 		metav1.PatchOptions{FieldManager: "kubectl-scale"}); err != nil {
 		t.Fatal(err)
 	}
-	var since time.Time
-	testenv.Eventually(t, 40*time.Second, "the drift remembered in /report", func() (bool, string) {
-		r := webRow(t, p, ns)
-		if r == nil || r.Since == nil {
-			return false, fmt.Sprintf("%+v", r)
-		}
-		for _, e := range r.Timeline {
-			if e.Path == "spec.replicas" && strings.Join(e.MovedBy, ",") == "kubectl-scale" {
-				since = *r.Since
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("%+v", r)
-	})
+	since := waitScaleRemembered(t, p, ns)
 	// Three more runs: the same "since", and still the one warning.
 	runs := strings.Count(p.log(), `"msg":"run finished"`)
 	testenv.Eventually(t, 40*time.Second, "three more runs", func() (bool, string) {

@@ -43,13 +43,30 @@ func markLive(ctx context.Context, rep *diff.Report, objs, baseObjs []manifest.O
 			version = ob.APIVersion
 		}
 		live, err := cluster.Get(ctx, id.Group, version, id.Kind, id.Namespace, id.Name)
+		_, inBase := baseByName[o.Object]
 		for j := range o.Rows {
 			r := &o.Rows[j]
 			switch {
+			case apierrors.IsNotFound(err) && !inBase:
+				// The head adds the object: no object is the base's state.
+				r.Live = diff.LiveBase
+				r.Why += "; live: the object is not in the cluster yet"
+				continue
 			case apierrors.IsNotFound(err):
 				r.Live = diff.LiveAbsent
 			case err != nil:
 				r.Why += "; live: unread (" + err.Error() + ")"
+				continue
+			case !inBase:
+				// The head adds the object and one of that name is there: the head's, or
+				// another.
+				if head, derr := ob.Decode(); derr == nil && covers(normalize.Object(live, id.Namespace), normalize.Object(head, id.Namespace)) {
+					r.Live = diff.LiveHead
+					r.Why += "; live: the cluster has it already"
+				} else {
+					r.Live = diff.LiveOther
+					r.Why += "; live: an object of that name is there, unlike the head's (made by something else?)"
+				}
 				continue
 			case id.Kind == "Secret" && id.Group == "" && r.Redacted:
 				r.Live = secretLive(live, ob, baseByName[o.Object], r.Path)
@@ -124,6 +141,56 @@ func secretLive(live map[string]any, head, base manifest.Object, path string) st
 		return diff.LiveBase
 	}
 	return diff.LiveOther
+}
+
+// covers reports whether live holds every field want sets, with the same value; live may hold
+// more (what the API server and Helm add). An empty map or list in want asks for nothing.
+func covers(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return live == nil && len(w) == 0
+		}
+		for k, v := range w {
+			lv, present := l[k]
+			if !present && empty(v) {
+				continue
+			}
+			if !present || !covers(lv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return live == nil && len(w) == 0
+		}
+		if len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !covers(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return sameJSON(live, want)
+}
+
+// empty: nil, or a map or list with nothing in it.
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // sameJSON compares two values as JSON (an int and a float of one number are one value).

@@ -1,7 +1,12 @@
 package action
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/manifest"
@@ -48,4 +53,43 @@ func TestSecretLive(t *testing.T) {
 			t.Errorf("live %s: %q, want %q", c.live, got, c.want)
 		}
 	}
+}
+
+// TestMarkLiveAddedObject: an object the head adds is, in the cluster, absent (the base's
+// state), there as the head renders it (with what the API server and Helm add), or another
+// object of that name.
+func TestMarkLiveAddedObject(t *testing.T) {
+	head, err := objectsOf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tier, labels: {app: web}}\ndata: {tier: prod}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	there := func(tier string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "tier", "namespace": "apps",
+			"uid": "1", "resourceVersion": "7", "labels": map[string]any{"app": "web", "app.kubernetes.io/managed-by": "Helm"},
+			"annotations": map[string]any{"meta.helm.sh/release-name": "web"}}, "data": map[string]any{"tier": tier}}
+	}
+	for name, c := range map[string]struct {
+		live map[string]any
+		want string
+	}{
+		"not there yet":     {nil, diff.LiveBase},
+		"there, the head's": {there("prod"), diff.LiveHead},
+		"another one":       {there("dev"), diff.LiveOther},
+	} {
+		rep := &diff.Report{Objects: []diff.Object{{Object: "ConfigMap apps/tier", Missing: true, Rows: []diff.Row{{Path: "(whole object)"}}}}}
+		markLive(context.Background(), rep, head, nil, "apps", getterOf(c.live))
+		if got := rep.Objects[0].Rows[0].Live; got != c.want {
+			t.Errorf("%s: %q, want %q (%s)", name, got, c.want, rep.Objects[0].Rows[0].Why)
+		}
+	}
+}
+
+// getterOf answers every Get with obj, or NotFound when it is nil.
+type getterOf map[string]any
+
+func (g getterOf) Get(_ context.Context, group, _, kind, _, name string) (map[string]any, error) {
+	if g == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
+	}
+	return g, nil
 }

@@ -127,8 +127,45 @@ func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool)
 }
 
 // pullTemplate reads the chart spec.chart asks for from its HelmRepository (an HTTP index or
-// an OCI repository), as the HelmChart helm-controller makes would.
-func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src Source) (*chartv2.Chart, Source, error) {
+// an OCI repository) or from this repository, with its valuesFiles merged, as the HelmChart
+// helm-controller makes would. helmChart is that HelmChart as it is (nil: not there, or not
+// known): with valuesFiles its generation becomes the chart version's build metadata, and so
+// the one it will have (1 when helm-controller creates it, one more when it changes it).
+func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src Source, helmChart map[string]any) (*chartv2.Chart, Source, error) {
+	ch, src, sourceDir, err := o.pullTemplateChart(ctx, hr, src)
+	if err != nil {
+		return nil, src, err
+	}
+	generation := int64(1)
+	if helmChart != nil {
+		md, _ := helmChart["metadata"].(map[string]any)
+		generation, _ = toInt64(md["generation"])
+		if !sameChart(helmChart, hr.Spec.Chart) {
+			generation++
+		}
+	}
+	if err := applyValuesFiles(ch, hr.Spec.Chart.Spec, sourceDir, generation); err != nil {
+		return nil, src, err
+	}
+	return ch, src, nil
+}
+
+// toInt64 reads a decoded JSON number.
+func toInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
+}
+
+// pullTemplateChart reads the chart of pullTemplate, and the root of this repository's
+// checkout when it came from there.
+func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease, src Source) (*chartv2.Chart, Source, string, error) {
 	tpl := hr.Spec.Chart.Spec
 	ref := tpl.SourceRef
 	ns := ref.Namespace
@@ -138,21 +175,21 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	if ref.Kind == "GitRepository" && o.GitRepository != nil {
 		dir, ok := o.GitRepository(ns, ref.Name)
 		if !ok {
-			return nil, src, fmt.Errorf("spec.chart.spec.sourceRef GitRepository %s/%s is another repository: helm-drift reads charts from this one", ns, ref.Name)
+			return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef GitRepository %s/%s is another repository: helm-drift reads charts from this one", ns, ref.Name)
 		}
 		ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
 		if err != nil {
-			return nil, src, fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
+			return nil, src, "", fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
 		}
 		src.Revision, src.From = ch.Metadata.Version, "this repository"
-		return ch, src, nil
+		return ch, src, dir, nil
 	}
 	if ref.Kind != "HelmRepository" {
-		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
+		return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
 	}
 	repoObj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmRepository", ns, ref.Name)
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
+		return nil, src, "", fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
 	}
 	spec, _ := repoObj["spec"].(map[string]any)
 	base, _ := spec["url"].(string)
@@ -164,16 +201,16 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	if local {
 		ch, err := loadLocal(base, tpl.Chart, version)
 		if err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		src.Revision, src.From = ch.Metadata.Version, "mirror "+base
-		return ch, src, nil
+		return ch, src, "", nil
 	}
 	if typ, _ := spec["type"].(string); typ != "oci" && !strings.HasPrefix(base, "oci://") && exactVersion(version) {
 		if data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, strings.TrimPrefix(version, "=")); ok {
 			if ch, err := loader4.LoadArchive(bytes.NewReader(data)); err == nil {
 				src.Revision, src.From = ch.Metadata.Version, "repository (cached)"
-				return ch, src, nil
+				return ch, src, "", nil
 			}
 		}
 	}
@@ -181,16 +218,16 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 		insecure, _ := spec["insecure"].(bool)
 		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+tpl.Chart, "", "", version, insecure || o.PlainHTTP)
 		if err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		src.Revision, src.From = rev, "repository"
-		return ch, src, nil
+		return ch, src, "", nil
 	}
 	index, err := o.get(ctx, base+"/index.yaml")
 	if err != nil {
 		cached, ok := o.Cache.read(".index", "http", base)
 		if !ok {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		index = cached
 	} else {
@@ -198,19 +235,19 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	}
 	var idx repo4.IndexFile
 	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
+		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
 	}
 	idx.SortEntries()
 	cv, err := idx.Get(tpl.Chart, version)
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
+		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
 	}
 	if len(cv.URLs) == 0 {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
+		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
 	}
 	cu, err := url.Parse(cv.URLs[0])
 	if err != nil {
-		return nil, src, err
+		return nil, src, "", err
 	}
 	if !cu.IsAbs() {
 		b, _ := url.Parse(base + "/")
@@ -219,14 +256,14 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 	data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, cv.Version)
 	if !ok {
 		if data, err = o.get(ctx, cu.String()); err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		o.Cache.write(data, ".tgz", "http", base, tpl.Chart, cv.Version)
 	}
 	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
+		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
 	}
 	src.Revision, src.From = cv.Version, "repository"
-	return ch, src, nil
+	return ch, src, "", nil
 }

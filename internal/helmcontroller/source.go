@@ -155,16 +155,16 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmChart", src.Namespace, src.Name)
 		switch {
 		case apierrors.IsNotFound(err):
-			return o.pullTemplate(ctx, hr, src)
+			return o.pullTemplate(ctx, hr, src, nil)
 		case err != nil:
 			return nil, src, fmt.Errorf("HelmChart %s/%s (made by helm-controller for spec.chart): %w", src.Namespace, src.Name, err)
 		}
 		if o.FromSpec || !sameChart(obj, tpl) || artifactOf(obj).URL == "" {
-			return o.pullTemplate(ctx, hr, src)
+			return o.pullTemplate(ctx, hr, src, obj)
 		}
 		ch, got, err := o.fromArtifact(ctx, obj, src, false)
 		if errors.As(err, new(unreachable)) {
-			ch, got, perr := o.pullTemplate(ctx, hr, src)
+			ch, got, perr := o.pullTemplate(ctx, hr, src, obj)
 			got.From += " (the artifact is unreachable: " + err.Error() + ")"
 			if perr != nil {
 				return nil, got, fmt.Errorf("%v; and from the repository: %w", err, perr)
@@ -187,7 +187,8 @@ func artifactOf(obj map[string]any) artifact {
 }
 
 // sameChart reports whether the HelmChart helm-controller made asks for the chart the
-// template asks for now (else its artifact is of another chart or version).
+// template asks for now (else its artifact is of another chart or version, or merged other
+// values files).
 func sameChart(obj map[string]any, tpl *v2.HelmChartTemplate) bool {
 	spec, _ := obj["spec"].(map[string]any)
 	ref, _ := spec["sourceRef"].(map[string]any)
@@ -199,7 +200,14 @@ func sameChart(obj map[string]any, tpl *v2.HelmChartTemplate) bool {
 	if got == "" {
 		got = "*"
 	}
-	return spec["chart"] == tpl.Spec.Chart && got == version && ref["kind"] == tpl.Spec.SourceRef.Kind && ref["name"] == tpl.Spec.SourceRef.Name
+	files, _ := spec["valuesFiles"].([]any)
+	sameFiles := len(files) == len(tpl.Spec.ValuesFiles)
+	for i := 0; sameFiles && i < len(files); i++ {
+		sameFiles = files[i] == tpl.Spec.ValuesFiles[i]
+	}
+	ignore, _ := spec["ignoreMissingValuesFiles"].(bool)
+	return spec["chart"] == tpl.Spec.Chart && got == version && ref["kind"] == tpl.Spec.SourceRef.Kind && ref["name"] == tpl.Spec.SourceRef.Name &&
+		sameFiles && ignore == tpl.Spec.IgnoreMissingValuesFiles
 }
 
 // fromArtifact fetches the source's artifact, verifies it and loads the chart.
