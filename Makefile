@@ -8,10 +8,14 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 IMAGE_REPOSITORY ?=
 # One build configuration for everything the go command builds here (the binary, vet, the tests,
 # the helm CLIs and the test environment; scripts/lib/goenv.sh says the same for the scripts):
-# static and -trimpath, so that the Go build cache compiles each shared package once.
+# static, -trimpath and no DWARF in the compiled packages, so that the Go build cache compiles
+# each shared package once.
 export CGO_ENABLED := 0
 ifeq ($(filter -trimpath,$(GOFLAGS)),)
 GOFLAGS += -trimpath
+endif
+ifeq ($(filter -gcflags=%,$(GOFLAGS)),)
+GOFLAGS += -gcflags=all=-dwarf=false
 endif
 export GOFLAGS
 LDFLAGS := -X github.com/helm-drift/helm-drift/internal/cli.version=v$(VERSION) -X github.com/helm-drift/helm-drift/internal/cli.commit=$(COMMIT) $(if $(IMAGE_REPOSITORY),-X github.com/helm-drift/helm-drift/internal/cli.imageRepository=$(IMAGE_REPOSITORY))
