@@ -18,7 +18,10 @@ import (
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
-var treeReleases = flag.Int("tree-helmreleases", 200, "HelmReleases in TestTreeCompare's generated repository")
+var (
+	treeReleases = flag.Int("tree-helmreleases", 200, "HelmReleases in TestTreeCompare's generated repository")
+	treeKeep     = flag.String("tree-keep", "", "a directory to keep TestTreeCompare's repository and chart cache in, for profiling a run by hand (docs/development.md)")
+)
 
 // TestTreeCompare measures "diff tree" on a generated Flux repository of 200 HelmReleases over
 // the corpus charts (a bootstrap Kustomization, a Kustomization of apps, the charts served by a
@@ -174,6 +177,14 @@ spec:
 	cold := tree(true)
 	warm := tree(true)
 	changed := tree(false)
+	if *treeKeep != "" {
+		if out, err := exec.Command("cp", "-a", repo, filepath.Join(*treeKeep, "repo")).CombinedOutput(); err != nil {
+			t.Fatalf("-tree-keep: %v\n%s", err, out)
+		}
+		if out, err := exec.Command("cp", "-a", cache, filepath.Join(*treeKeep, "charts")).CombinedOutput(); err != nil {
+			t.Fatalf("-tree-keep: %v\n%s", err, out)
+		}
+	}
 	var sum time.Duration
 	var one time.Duration
 	for i := 0; i < *treeReleases; i++ {
