@@ -65,49 +65,58 @@ type TreeResult struct {
 
 // Run reads both sides and compares them.
 func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
-	work, err := os.MkdirTemp("", "helm-drift-tree-")
+	// kustomize's schema loads while git extracts the revisions.
+	go fluxtree.Prepare()
+	work, err := scratchDir()
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	base, err := OpenRevision(d.Repo, d.Base, work)
-	if err != nil {
-		return nil, fmt.Errorf("--base: %w", err)
+	// Both sides at once, each read as soon as it is extracted (a working tree at once, a
+	// revision once git archive has written it out); kustomize's builds take turns.
+	type side struct {
+		flag, name string
+		rev        string
+		c          *Checkout
+		t          *fluxtree.Tree
+		problems   []string
+		err        error
 	}
-	defer base.Close()
-	head, err := OpenRevision(d.Repo, d.Head, work)
-	if err != nil {
-		return nil, fmt.Errorf("--head: %w", err)
-	}
-	defer head.Close()
-	res := &TreeResult{Base: base.Name, Head: head.Name}
-	load := func(c *Checkout, side string, problems *[]string) (*fluxtree.Tree, error) {
-		o := d.Tree
-		o.Work, o.RemoteURL = work, c.RemoteURL
-		t, err := fluxtree.Load(ctx, c.Dir, o)
-		if err != nil {
-			return nil, &InputError{Err: fmt.Errorf("%s (%s): %w", side, c.Name, err)}
-		}
-		for _, p := range t.Problems {
-			*problems = append(*problems, side+": "+p.Error())
-		}
-		return t, nil
-	}
-	// Both sides at once: each reads and copies its own files (kustomize's builds take turns).
-	var bt, ht *fluxtree.Tree
-	var berr, herr error
-	var probs [2][]string
+	sides := [2]*side{{flag: "--base", name: "base", rev: d.Base}, {flag: "--head", name: "head", rev: d.Head}}
 	var lw sync.WaitGroup
-	lw.Go(func() { bt, berr = load(base, "base", &probs[0]) })
-	lw.Go(func() { ht, herr = load(head, "head", &probs[1]) })
+	for _, s := range sides {
+		lw.Go(func() {
+			if s.c, s.err = OpenRevision(d.Repo, s.rev, work); s.err != nil {
+				s.err = fmt.Errorf("%s: %w", s.flag, s.err)
+				return
+			}
+			o := d.Tree
+			o.Work, o.RemoteURL = work, s.c.RemoteURL
+			t, err := fluxtree.Load(ctx, s.c.Dir, o)
+			if err != nil {
+				s.err = &InputError{Err: fmt.Errorf("%s (%s): %w", s.name, s.c.Name, err)}
+				return
+			}
+			for _, p := range t.Problems {
+				s.problems = append(s.problems, s.name+": "+p.Error())
+			}
+			s.t = t
+		})
+	}
 	lw.Wait()
-	res.Problems = append(probs[0], probs[1]...)
-	if berr != nil {
-		return nil, berr
+	for _, s := range sides {
+		if s.c != nil {
+			defer s.c.Close()
+		}
 	}
-	if herr != nil {
-		return nil, herr
+	for _, s := range sides {
+		if s.err != nil {
+			return nil, s.err
+		}
 	}
+	bt, ht := sides[0].t, sides[1].t
+	res := &TreeResult{Base: sides[0].c.Name, Head: sides[1].c.Name}
+	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
@@ -273,21 +282,27 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		h = p.base
 	}
 	row := diff.SummaryRow{HelmRelease: h.Namespace + "/" + h.Name, Context: h.Context, Release: "?", Namespace: "?", Next: "?"}
+	// The two sides render at once: a pull request's preview of one HelmRelease waits for
+	// the slower render, not for both.
 	var sides [2]*treeSide
-	for i, s := range []struct {
-		hr   *fluxtree.HelmRelease
-		tree *fluxtree.Tree
-		name string
-	}{{p.base, bt, "base"}, {p.head, ht, "head"}} {
-		if s.hr == nil || p.same && i == 0 {
+	var errs [2]error
+	var rw sync.WaitGroup
+	for i, hr := range []*fluxtree.HelmRelease{p.base, p.head} {
+		if hr == nil || p.same && i == 0 {
 			continue
 		}
-		side, err := d.render(ctx, s.hr, s.tree, shared, i == 1 && !p.same)
-		if err != nil {
-			row.Error = fmt.Sprintf("not rendered (%s): %v", s.name, err)
+		t := bt
+		if i == 1 {
+			t = ht
+		}
+		rw.Go(func() { sides[i], errs[i] = d.render(ctx, hr, t, shared, i == 1 && !p.same) })
+	}
+	rw.Wait()
+	for i, name := range []string{"base", "head"} {
+		if errs[i] != nil {
+			row.Error = fmt.Sprintf("not rendered (%s): %v", name, errs[i])
 			return row
 		}
-		sides[i] = side
 	}
 	if p.same {
 		sides[0] = sides[1]

@@ -55,9 +55,10 @@ type builder struct {
 	opts  Options
 	tree  *Tree
 	files *scanned
-	// copies are the work copies of sources ("" key: the repository itself; else an
-	// artifact's namespace/name).
-	copies map[string]string
+	// artifacts are the directories of the ExternalArtifacts made so far in this context, by
+	// namespace/name (the repository's own files are read where they are: builds write
+	// nothing to them).
+	artifacts map[string]string
 }
 
 // pool is the objects one context applies.
@@ -129,7 +130,7 @@ func (b *builder) roots() []ksRef {
 func (b *builder) walk(ctx context.Context, r ksRef) {
 	spec, _ := r.obj["spec"].(map[string]any)
 	context := cleanRel(str(spec, "path"))
-	b.copies = nil // an ExternalArtifact's name is a context's own
+	b.artifacts = nil // an ExternalArtifact's name is a context's own
 	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
 	var hrs []*HelmRelease
 	seen := map[string]bool{}
@@ -221,15 +222,11 @@ type built struct {
 }
 
 // build builds one Kustomization as kustomize-controller does: its source's files at
-// spec.path, with the kustomization.yaml the Flux generator writes from its spec, then each
+// spec.path, with the kustomization.yaml the Flux generator makes from its spec (in memory), then each
 // object's variables substituted and commonMetadata set. It returns the objects and the
 // substitution variables used (name to origin).
 // xref: kustomize-controller internal/controller/kustomization_controller.go build.
 func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) ([]built, map[string]Var, error) {
-	// kustomize's builds share global state (its OpenAPI schema, reset by each build), which
-	// the kind lookups below read too: one build at a time, across trees read at once.
-	buildMu.Lock()
-	defer buildMu.Unlock()
 	spec, _ := k.obj["spec"].(map[string]any)
 	src, err := b.source(ctx, k, p)
 	if err != nil {
@@ -253,16 +250,18 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		used[n] = Var{From: origins[n], Digest: hex.EncodeToString(sum[:8])}
 	}
 	u := unstructured.Unstructured{Object: k.obj}
-	action, err := kustomize.NewGenerator(src, u).WriteFile(dir, kustomize.WithSaveOriginalKustomization())
+	manifest, kfile, _, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
-	res, err := kustomize.SecureBuild(src, dir, false)
-	if cerr := kustomize.CleanDirectory(dir, action); cerr != nil && err == nil {
-		err = cerr
-	}
+	// kustomize's builds share global state (its OpenAPI schema, see kustomizeBuild), which
+	// the kind lookups below read too: one build at a time, across trees read at once. The
+	// generator above reads the files only, as kustomize-controller runs it, outside its lock.
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	res, err := kustomizeBuild(src, dir, kfile, manifest)
 	if err != nil {
-		// Named by the repository's paths, not the work copy's.
+		// Named by the repository's paths, not the directory's on this machine.
 		return nil, nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
 	withVars := u.DeepCopy()

@@ -26,13 +26,13 @@ func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) 
 	}
 	switch kind {
 	case "":
-		return b.copyOf("", b.root)
+		return b.root, nil
 	case "GitRepository":
 		if !b.thisRepository(k, ns, name, p) {
 			b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source GitRepository %s/%s is another repository (pass --source %s/%s if it is this one)", k.id(), ns, name, ns, name))
 			return "", nil
 		}
-		return b.copyOf("", b.root)
+		return b.root, nil
 	case "ExternalArtifact":
 		return b.artifact(k, ns, name, p)
 	}
@@ -89,32 +89,12 @@ func sameRepository(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-// copyOf returns the work copy of dir, made on first use: a build writes a kustomization.yaml
-// beside the files it reads, as kustomize-controller does in its own copy.
-func (b *builder) copyOf(key, dir string) (string, error) {
-	if c, ok := b.copies[key]; ok {
-		return c, nil
-	}
-	if b.copies == nil {
-		b.copies = map[string]string{}
-	}
-	dst, err := os.MkdirTemp(b.opts.Work, "source-")
-	if err != nil {
-		return "", err
-	}
-	if err := copyTree(dir, dst); err != nil {
-		return "", err
-	}
-	b.copies[key] = dst
-	return dst, nil
-}
-
 // artifact makes the ExternalArtifact ns/name as the ArtifactGenerator that declares it would:
 // each copy rule of its artifact, from this repository's files.
 // xref: fluxcd/source-watcher api/v1beta1 artifactgenerator_types.go (CopyOperation).
 func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 	key := ns + "/" + name
-	if c, ok := b.copies[key]; ok {
+	if c, ok := b.artifacts[key]; ok {
 		return c, nil
 	}
 	gen, art := b.generator(ns, name, p)
@@ -135,10 +115,7 @@ func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 			}
 		}
 	}
-	src, err := b.copyOf("", b.root)
-	if err != nil {
-		return "", err
-	}
+	src := b.root
 	dst, err := os.MkdirTemp(b.opts.Work, "artifact-")
 	if err != nil {
 		return "", err
@@ -156,7 +133,10 @@ func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 			return "", fmt.Errorf("ExternalArtifact %s: copy from %q to %q: %w", key, from, to, err)
 		}
 	}
-	b.copies[key] = dst
+	if b.artifacts == nil {
+		b.artifacts = map[string]string{}
+	}
+	b.artifacts[key] = dst
 	return dst, nil
 }
 
@@ -260,26 +240,6 @@ func globRegexp(g string) (*regexp.Regexp, error) {
 	}
 	b.WriteString("$")
 	return regexp.Compile(b.String())
-}
-
-// copyTree copies the files of src into dst (hidden directories too: a .sourceignore is read).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, file)
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		return copyFile(file, filepath.Join(dst, rel))
-	})
 }
 
 func copyFile(src, dst string) error {

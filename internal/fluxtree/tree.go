@@ -31,8 +31,8 @@ type Options struct {
 	// Vars are substitution variables from outside the repository (a ConfigMap of the
 	// cluster, say): a Kustomization's substituteFrom that the tree does not hold reads them.
 	Vars map[string]string
-	// Work is a directory for the builds (kustomize-controller writes a kustomization.yaml
-	// beside the files it builds; so does this, in a copy).
+	// Work is a directory for the ExternalArtifacts made from the tree by their
+	// ArtifactGenerators' copy rules. The builds write nothing, there or in the tree.
 	Work string
 }
 
