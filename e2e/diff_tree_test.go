@@ -286,6 +286,19 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 			t.Errorf("%s: helm-controller changed nothing: the test proves nothing", name)
 		}
 	}
+	// The head's values files make source-controller version web's chart with its HelmChart's
+	// generation (1.1.0+2: made at the base, changed by the head); the preview with no
+	// cluster predicted the same version, and said it cannot know the generation for sure.
+	installed := storedRelease(t, ns, "web").Chart.Metadata.Version
+	var causes []string
+	for _, e := range doc.HelmReleases {
+		if e.HelmRelease == ns+"/web" && e.Report != nil {
+			causes = e.Report.Causes
+		}
+	}
+	if !strings.Contains(strings.Join(causes, "\n"), "webapp "+installed+" ") || !strings.Contains(installed, "+") {
+		t.Errorf("web: helm-controller installed chart version %s; the preview predicted the causes %q", installed, causes)
+	}
 }
 
 // patchImage sets the image of Deployment ns/name's first container, as a person would.

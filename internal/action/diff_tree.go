@@ -132,6 +132,9 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		todo = append(todo, p)
 	}
 	res.Notes = append(res.Notes, encryptedChanges(pairs)...)
+	if d.Live == nil {
+		res.Notes = append(res.Notes, generationNotes(todo)...)
+	}
 	res.Rows = make([]diff.SummaryRow, len(todo))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, d.Workers))
@@ -295,7 +298,11 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		if i == 1 {
 			t = ht
 		}
-		rw.Go(func() { sides[i], errs[i] = d.render(ctx, hr, t, shared, i == 1 && !p.same) })
+		var prev *fluxtree.HelmRelease
+		if i == 1 {
+			prev = p.base
+		}
+		rw.Go(func() { sides[i], errs[i] = d.render(ctx, hr, prev, t, shared, i == 1 && !p.same) })
 	}
 	rw.Wait()
 	for i, name := range []string{"base", "head"} {
@@ -337,11 +344,17 @@ type treeSide struct {
 	again []manifest.Object
 }
 
-// render renders h as helm-controller would, with no cluster.
-func (d *DiffTree) render(ctx context.Context, h *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool) (*treeSide, error) {
+// render renders h as helm-controller would, with no cluster (but for the HelmChart of its
+// spec.chart under --live); prev is the same HelmRelease at the base when h is the head's.
+func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool) (*treeSide, error) {
 	hr, err := helmcontroller.Decode(h.Object)
 	if err != nil {
 		return nil, err
+	}
+	get := helmcontroller.Getter(h.Get)
+	if hr.HasChartTemplate() {
+		get = &helmChartGetter{Getter: h.Get, namespace: hr.Spec.Chart.GetNamespace(hr.Namespace), name: hr.GetHelmChartName(),
+			live: d.Live, base: baseHelmChart(prev)}
 	}
 	for _, v := range hr.Spec.ValuesFrom {
 		if v.Kind == "Secret" && h.Encrypted[hr.Namespace+"/"+v.Name] {
@@ -349,9 +362,9 @@ func (d *DiffTree) render(ctx context.Context, h *fluxtree.HelmRelease, t *fluxt
 		}
 	}
 	co := d.Charts
-	co.Get, co.FromSpec, co.Artifacts = h.Get, true, shared
+	co.Get, co.FromSpec, co.Artifacts = get, true, shared
 	co.GitRepository = func(string, string) (string, bool) { return t.Root, true }
-	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: h.Get, Charts: co,
+	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: get, Charts: co,
 		KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender})
 	if err != nil {
 		return nil, err
