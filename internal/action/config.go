@@ -165,6 +165,12 @@ func (c *Configuration) Helm3(namespace string) (*helmaction.Configuration, erro
 // helm3 is Helm3 with the storage's queries answered by reads (nil: by the storage).
 func (c *Configuration) helm3(namespace string, reads *releaseReads) (*helmaction.Configuration, error) {
 	cfg := new(helmaction.Configuration)
+	if c == nil {
+		// No cluster: a client-only install sets its own capabilities, kube client and
+		// storage in memory (see RenderUpgrade).
+		cfg.Log = func(string, ...any) {}
+		return cfg, nil
+	}
 	if err := cfg.Init(c.Getter(namespace), namespace, os.Getenv("HELM_DRIVER"), func(string, ...any) {}); err != nil {
 		return nil, fmt.Errorf("helm storage: %w", err)
 	}
@@ -182,6 +188,9 @@ func (c *Configuration) Helm4(namespace string) (*action4.Configuration, error) 
 // helm4 is Helm4 with the storage's queries answered by reads (nil: by the storage).
 func (c *Configuration) helm4(namespace string, reads *releaseReads) (*action4.Configuration, error) {
 	cfg := action4.NewConfiguration()
+	if c == nil {
+		return cfg, nil // as helm3
+	}
 	if err := cfg.Init(c.Getter(namespace), namespace, os.Getenv("HELM_DRIVER")); err != nil {
 		return nil, fmt.Errorf("helm storage: %w", err)
 	}

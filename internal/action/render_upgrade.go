@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,6 +52,10 @@ type UpgradeSpec struct {
 	Kubeconfig, KubeContext string
 	// Log receives what the registry and the dependency update print.
 	Log io.Writer
+	// KubeVersion and APIVersions are the capabilities of a render with no cluster, as helm
+	// template takes them (--kube-version, --api-versions); empty: the SDK's defaults.
+	KubeVersion string
+	APIVersions []string
 }
 
 // upgradeSDK is one Helm SDK's side of the upgrade render; renderUpgrade calls it in order.
@@ -92,8 +97,18 @@ type Render struct {
 
 // RenderUpgrade renders what the upgrade would install twice with the Helm SDK engine
 // ("helm3" or "helm4"), as a dry run that still talks to the cluster for lookup, as the real
-// upgrade would: what differs between the two renders is unstable.
+// upgrade would: what differs between the two renders is unstable. The cluster is an option:
+// with no configuration (c nil, no kubeconfig read) it renders the install (spec.Install) as
+// helm template renders it, each SDK's client-only install: lookup answered as empty, the
+// capabilities spec.KubeVersion and spec.APIVersions or the SDK's defaults, the release kept
+// in memory. An upgrade (of a release the cluster stores) or lookup needs the cluster.
 func (c *Configuration) RenderUpgrade(ctx context.Context, engine string, spec UpgradeSpec) (*Render, error) {
+	if c == nil && !spec.Install {
+		return nil, &InputError{fmt.Errorf("the upgrade of %s/%s renders against the release the cluster stores: give a cluster, or render its install", spec.Namespace, spec.Release)}
+	}
+	if c == nil && spec.Lookup {
+		return nil, &InputError{errors.New("lookup reads the cluster: with no cluster it is answered as empty, as helm template answers it")}
+	}
 	return c.renderUpgradeOf(ctx, engine, spec, stored{})
 }
 

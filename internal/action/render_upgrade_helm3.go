@@ -131,8 +131,17 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 		in.DryRun, in.DryRunOption = true, u.up.DryRunOption
 		in.EnableDNS, in.DisableOpenAPIValidation = u.up.EnableDNS, true
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
+		if u.conf == nil {
+			// No cluster: helm template's install (cmd/helm/template.go).
+			in.ClientOnly, in.Replace, in.DryRunOption, in.APIVersions = true, true, "client", u.spec.APIVersions
+			if u.spec.KubeVersion != "" {
+				if in.KubeVersion, err = chartutil.ParseKubeVersion(u.spec.KubeVersion); err != nil {
+					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
+				}
+			}
+		}
 		rel, err = in.RunWithContext(ctx, u.ch, vals)
-		if err != nil && crdsNotServed(err) && u.crds() != "" {
+		if err != nil && u.conf != nil && crdsNotServed(err) && u.crds() != "" {
 			// The install's own crds/ are not served yet, so its custom resources cannot be
 			// mapped on a dry run (helm install --dry-run=server fails the same way; the real
 			// install creates the CRDs first): rendered without the cluster.

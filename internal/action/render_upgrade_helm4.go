@@ -149,8 +149,17 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 		in.ReleaseName, in.Namespace = u.spec.Release, u.spec.Namespace
 		in.DryRunStrategy, in.EnableDNS, in.DisableOpenAPIValidation = u.up.DryRunStrategy, u.up.EnableDNS, true
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
+		if u.conf == nil {
+			// No cluster: helm template's install (pkg/cmd/template.go).
+			in.DryRunStrategy, in.Replace, in.APIVersions = action4.DryRunClient, true, u.spec.APIVersions
+			if u.spec.KubeVersion != "" {
+				if in.KubeVersion, err = common.ParseKubeVersion(u.spec.KubeVersion); err != nil {
+					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
+				}
+			}
+		}
 		res, err = in.RunWithContext(ctx, u.ch, vals)
-		if err != nil && crdsNotServed(err) && u.crds() != "" {
+		if err != nil && u.conf != nil && crdsNotServed(err) && u.crds() != "" {
 			// As upgrade3.render: the install's crds/ kinds are not served yet.
 			if vals, err = vo.MergeValues(getter4.All(u.settings)); err != nil {
 				return "", renderInputs{}, &InputError{fmt.Errorf("values: %w", err)}

@@ -1,6 +1,8 @@
 package action
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -33,5 +35,24 @@ func TestBuildable(t *testing.T) {
 	}
 	if err := c.buildable("---apiVersion: v1\n", "current"); err == nil || !strings.Contains(err.Error(), "current release manifest") {
 		t.Errorf("a manifest that does not split: %v", err)
+	}
+}
+
+// With no cluster, only an install renders (e2e TestRenderUpgradeWithoutCluster holds it to
+// helm template); an upgrade, or lookup, needs the cluster and says so.
+func TestRenderUpgradeWithoutClusterRefuses(t *testing.T) {
+	var none *Configuration
+	for _, c := range []struct {
+		spec UpgradeSpec
+		want string
+	}{
+		{UpgradeSpec{Release: "web", Namespace: "apps", Chart: "testdata/charts/webapp"}, "renders against the release the cluster stores"},
+		{UpgradeSpec{Release: "web", Namespace: "apps", Chart: "testdata/charts/webapp", Install: true, Lookup: true}, "lookup reads the cluster"},
+	} {
+		_, err := none.RenderUpgrade(context.Background(), "helm4", c.spec)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an input error saying %q", c.spec, err, c.want)
+		}
 	}
 }
