@@ -61,18 +61,20 @@ func OpenRevision(repo, rev, work string) (*Checkout, error) {
 	}
 	archive := out.Bytes()
 	dir, err := extract(archive, work)
+	remove := dir
 	if errors.Is(err, syscall.ENOSPC) && filepath.Dir(work) != filepath.Clean(os.TempDir()) {
 		// A scratch directory in memory too small for the repository: the system's
 		// temporary directory instead.
-		var fallback string
-		if fallback, err = os.MkdirTemp("", "helm-drift-rev-"); err == nil {
-			dir, err = extract(archive, fallback)
+		if remove, err = os.MkdirTemp("", "helm-drift-rev-"); err == nil {
+			if dir, err = extract(archive, remove); err != nil {
+				os.RemoveAll(remove)
+			}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("git archive %s: %w", rev, err)
 	}
-	return &Checkout{Dir: dir, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, cleanup: func() { os.RemoveAll(dir) }}, nil
+	return &Checkout{Dir: dir, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, cleanup: func() { os.RemoveAll(remove) }}, nil
 }
 
 // extract writes a tar archive's files into a new directory under parent, and removes it
