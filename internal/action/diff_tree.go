@@ -118,6 +118,9 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	res := &TreeResult{Base: sides[0].c.Name, Head: sides[1].c.Name}
 	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
+	for _, d := range ht.Decrypted {
+		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the age identities given")
+	}
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
@@ -358,7 +361,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	}
 	for _, v := range hr.Spec.ValuesFrom {
 		if v.Kind == "Secret" && h.Encrypted[hr.Namespace+"/"+v.Name] {
-			return nil, fmt.Errorf("valuesFrom Secret %s/%s is SOPS-encrypted: diff tree does not decrypt it", hr.Namespace, v.Name)
+			return nil, fmt.Errorf("valuesFrom Secret %s/%s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", hr.Namespace, v.Name)
 		}
 	}
 	co := d.Charts

@@ -15,6 +15,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/output"
+	"github.com/helm-drift/helm-drift/internal/sops"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -51,6 +52,7 @@ type diffTreeCmd struct {
 	chartSources []string
 	substitute   []string
 	cache        string
+	sopsKeys     string
 	live         bool
 }
 
@@ -68,6 +70,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository, beside the bootstrap one and those whose URL is its origin; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
 	fs.BoolVar(&d.tree.Charts.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
+	fs.StringVar(&d.sopsKeys, "sops-age-key-file", "", "age identities (AGE-SECRET-KEY-1... lines) to decrypt the SOPS-encrypted objects of the Kustomizations whose spec.decryption.provider is sops, as kustomize-controller does with its decryption keys (default: $SOPS_AGE_KEY_FILE, and the keys in $SOPS_AGE_KEY; none: they are never decrypted)")
 	fs.BoolVar(&d.live, "live", false, "add the cluster (the kubeconfig's) as a third side: each row says whether the cluster already has the head's value, still has the base's, or holds another (drift the merge overwrites)")
 	d.kube.BindOneClusterFlags(fs)
 	fs.BoolVar(&d.tree.CountUnstable, "count-unstable", false, "count as changes the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
@@ -140,6 +143,11 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 	default:
 		d.tree.Charts.Cache = &helmcontroller.ChartCache{Dir: d.cache}
 	}
+	ids, err := sops.LoadIdentities(d.sopsKeys)
+	if err != nil {
+		return fmt.Errorf("--sops-age-key-file: %w", err)
+	}
+	d.tree.Tree.SOPS = ids
 	d.tree.Workers = max(1, d.measure.Workers/4)
 	d.tree.Views = d.measure.Views
 	return nil

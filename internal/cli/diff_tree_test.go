@@ -16,6 +16,7 @@ import (
 	chartutil4 "helm.sh/helm/v4/pkg/chart/v2/util"
 	repo4 "helm.sh/helm/v4/pkg/repo/v1"
 
+	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/golden"
 )
 
@@ -380,5 +381,105 @@ spec:
 	code, _, errOut = runTree(t, dir, "--base", "HEAD", "--chart-cache", t.TempDir())
 	if code != ExitUnmeasured || !strings.Contains(errOut, "HelmRepository apps/charts") {
 		t.Errorf("offline with an empty cache: exit %d, want 3 naming the HelmRepository:\n%s", code, errOut)
+	}
+}
+
+// TestDiffTreeSOPS: a Secret the sops CLI encrypted for an age key (testdata/sops, from
+// kustomize-controller's own tests), applied by a Kustomization that asks for SOPS decryption
+// and read by a HelmRelease's valuesFrom: with the key given, diff tree decrypts it as
+// kustomize-controller would and previews what the chart renders from it, redacted; without
+// the key, the HelmRelease is named as not rendered (exit 3); the decrypted value is never
+// printed.
+func TestDiffTreeSOPS(t *testing.T) {
+	root := golden.RepoRoot()
+	secret, err := os.ReadFile(filepath.Join(root, "testdata/sops/age.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"clusters/prod/flux-system/gotk-sync.yaml":     treeBase["clusters/prod/flux-system/gotk-sync.yaml"],
+		"clusters/prod/flux-system/kustomization.yaml": treeBase["clusters/prod/flux-system/kustomization.yaml"],
+		"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  decryption: {provider: sops, secretRef: {name: sops-age}}
+`,
+		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, secret.yaml]\n",
+		"apps/prod/secret.yaml":        string(secret),
+		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  values: {replicas: 1, image: nginx:1.27, greeting: hi}
+`,
+		"charts/web/Chart.yaml":         treeBase["charts/web/Chart.yaml"],
+		"charts/web/templates/web.yaml": treeBase["charts/web/templates/web.yaml"],
+	}
+	dir := gitTree(t, files)
+	// The head reads the token from the encrypted Secret.
+	writeTree(t, dir, map[string]string{"apps/prod/web.yaml": strings.Replace(files["apps/prod/web.yaml"], "  values:",
+		"  valuesFrom:\n  - {kind: Secret, name: age, valuesKey: key, targetPath: token}\n  values:", 1)})
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("SOPS_AGE_KEY", "")
+	const plaintext = "value" // stringData.key decrypted
+
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if code != ExitUnmeasured || !strings.Contains(out+errOut, "SOPS-encrypted") {
+		t.Errorf("without a key: exit %d, want 3 naming the encrypted Secret\n%s%s", code, out, errOut)
+	}
+
+	key := filepath.Join(root, "testdata/sops/age.agekey")
+	code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json", "--sops-age-key-file", key)
+	if code != ExitDrift {
+		t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
+		t.Fatalf("want one HelmRelease with its report: %s", out)
+	}
+	var token *diff.Row
+	for _, o := range doc.HelmReleases[0].Report.Objects {
+		for i, r := range o.Rows {
+			if strings.HasSuffix(r.Path, "env[name=TOKEN].value") {
+				token = &o.Rows[i]
+			}
+		}
+	}
+	if token == nil || !token.Redacted {
+		t.Errorf("the token's row: %+v, want it, redacted", token)
+	}
+	if !strings.Contains(strings.Join(doc.Notes, "\n"), "Secret web/age (Kustomization flux-system/apps): SOPS-encrypted, decrypted with the age identities given") {
+		t.Errorf("notes %v: want the decrypted Secret named", doc.Notes)
+	}
+	for _, format := range []string{"json", "yaml", "table", "markdown", "diff", "github", "html", "counts"} {
+		_, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", format, "-C", "-1", "--sops-age-key-file", key)
+		if strings.Contains(out+errOut, `"`+plaintext+`"`) || strings.Contains(out+errOut, "TOKEN value: "+plaintext) || strings.Contains(out+errOut, ": "+plaintext+"\n") {
+			t.Errorf("-o %s prints the decrypted value", format)
+		}
+	}
+	// A key that opens nothing: named, exit 3.
+	other := filepath.Join(t.TempDir(), "other.agekey")
+	if err := os.WriteFile(other, []byte("AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQS6PXPC2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", other)
+	if code == ExitOK || code == ExitDrift {
+		t.Errorf("another key: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", filepath.Join(t.TempDir(), "none")); code != ExitError || !strings.Contains(errOut, "--sops-age-key-file") {
+		t.Errorf("a missing key file: exit %d, want 1 naming the flag\n%s", code, errOut)
 	}
 }

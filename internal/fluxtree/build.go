@@ -172,6 +172,8 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 				}
 			case group == helmGroup && kind == "HelmRelease":
 				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file, Vars: vars})
+			case o.decrypted:
+				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
 			case group == "" && kind == "Secret" && isSOPS(o.obj):
 				p.encrypted[o.namespace+"/"+o.name] = true
 				if p.sealed == nil {
@@ -219,6 +221,8 @@ type built struct {
 	obj                          map[string]any
 	group, kind, namespace, name string
 	file                         string
+	// decrypted: it was SOPS-encrypted, and decrypted with Options.SOPS.
+	decrypted bool
 }
 
 // build builds one Kustomization as kustomize-controller does: its source's files at
@@ -274,6 +278,11 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	}
 	var out []built
 	for _, r := range res.Resources() {
+		// As kustomize-controller: each object decrypted, then its variables substituted.
+		decrypted, err := b.decrypt(k, r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
 		obj, err := b.substitute(ctx, withVars, spec, r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
@@ -288,7 +297,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 			}
 		}
 		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
-			file: originFile(r, rel)})
+			file: originFile(r, rel), decrypted: decrypted})
 	}
 	return out, used, nil
 }
@@ -331,7 +340,7 @@ func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, 
 		optional, _ := ref["optional"].(bool)
 		id := kind + " " + k.namespace + "/" + name
 		if p.encrypted[k.namespace+"/"+name] && kind == "Secret" {
-			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree does not decrypt it", id)
+			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
 		}
 		o, ok := p.objects[objectKey("", kind, k.namespace, name)]
 		if !ok {
@@ -360,73 +369,6 @@ func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, 
 		vars[n], origins[n] = strings.ReplaceAll(s, "\n", ""), "inline"
 	}
 	return vars, origins, nil
-}
-
-// setCommonMetadata sets spec.commonMetadata's labels and annotations on obj, as
-// kustomize-controller does after the build.
-func setCommonMetadata(obj map[string]any, spec map[string]any) {
-	cm, _ := spec["commonMetadata"].(map[string]any)
-	if cm == nil {
-		return
-	}
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	for _, field := range []string{"labels", "annotations"} {
-		add, _ := cm[field].(map[string]any)
-		if len(add) == 0 {
-			continue
-		}
-		have, _ := meta[field].(map[string]any)
-		if have == nil {
-			have = map[string]any{}
-			meta[field] = have
-		}
-		for k, v := range add {
-			have[k] = v
-		}
-	}
-}
-
-// originFile is the file of the source an object was built from, when kustomize recorded it
-// (its config.kubernetes.io/origin annotation is off by default, so mostly "").
-func originFile(r *resource.Resource, rel string) string {
-	o, err := r.GetOrigin()
-	if err != nil || o == nil || o.Path == "" {
-		return ""
-	}
-	return path.Join(rel, o.Path)
-}
-
-// isSOPS: a Secret encrypted by SOPS (its top-level sops metadata).
-func isSOPS(m map[string]any) bool {
-	s, ok := m["sops"].(map[string]any)
-	return ok && s != nil
-}
-
-// stringData is a ConfigMap's data, or a Secret's data decoded and stringData over it.
-func stringData(o map[string]any, secret bool) map[string]string {
-	out := map[string]string{}
-	data, _ := o["data"].(map[string]any)
-	for k, v := range data {
-		s, _ := v.(string)
-		if secret {
-			if dec, err := decodeBase64(s); err == nil {
-				s = dec
-			}
-		}
-		out[k] = s
-	}
-	if secret {
-		sd, _ := o["stringData"].(map[string]any)
-		for k, v := range sd {
-			s, _ := v.(string)
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // plain reads a tree with no Flux Kustomization: each kustomize directory no other one

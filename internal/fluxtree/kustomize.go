@@ -1,13 +1,17 @@
 package fluxtree
 
 import (
+	"encoding/json"
 	"fmt"
 
 	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
+
+	"github.com/helm-drift/helm-drift/internal/sops"
 )
 
 // kustomizeBuild builds the kustomization in dir as kustomize-controller does, through
@@ -71,4 +75,29 @@ func loadBuiltinSchema() {
 		openapi.ResetOpenAPI()
 	}
 	_ = openapi.Schema()
+}
+
+// decrypt decrypts r in place when it is SOPS-encrypted, the Kustomization k asks for SOPS
+// decryption (spec.decryption.provider: sops) and identities were given; it reports whether it
+// did. An object k does not decrypt stays as written (kustomize-controller would apply it so).
+// xref: kustomize-controller internal/decryptor/decryptor.go DecryptResource.
+func (b *builder) decrypt(k ksRef, r *resource.Resource) (bool, error) {
+	spec, _ := k.obj["spec"].(map[string]any)
+	dec, _ := spec["decryption"].(map[string]any)
+	if len(b.opts.SOPS) == 0 || str(dec, "provider") != "sops" {
+		return false, nil
+	}
+	m, err := r.Map()
+	if err != nil || !sops.Encrypted(m) {
+		return false, err
+	}
+	plain, err := sops.Decrypt(m, b.opts.SOPS)
+	if err != nil {
+		return false, fmt.Errorf("SOPS: %w", err)
+	}
+	data, err := json.Marshal(plain)
+	if err != nil {
+		return false, err
+	}
+	return true, r.UnmarshalJSON(data)
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/sops"
 )
 
 // Options say how a tree is read.
@@ -31,6 +32,10 @@ type Options struct {
 	// Vars are substitution variables from outside the repository (a ConfigMap of the
 	// cluster, say): a Kustomization's substituteFrom that the tree does not hold reads them.
 	Vars map[string]string
+	// SOPS are age identities: the SOPS-encrypted objects a Kustomization with
+	// spec.decryption.provider sops builds are decrypted with them, as kustomize-controller
+	// decrypts them with its decryption keys. None: they stay encrypted (never decrypted).
+	SOPS sops.Identities
 	// Work is a directory for the ExternalArtifacts made from the tree by their
 	// ArtifactGenerators' copy rules. The builds write nothing, there or in the tree.
 	Work string
@@ -46,6 +51,9 @@ type Tree struct {
 	Problems []Problem
 	// Skipped are Kustomizations not built because their source is not this repository.
 	Skipped []string
+	// Decrypted are the SOPS-encrypted objects decrypted with Options.SOPS ("Secret
+	// apps/creds (Kustomization flux-system/apps)").
+	Decrypted []string
 }
 
 // Problem is a file that could not be read or a Kustomization that could not be built.
@@ -132,6 +140,7 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	sort.Slice(t.HelmReleases, func(i, j int) bool { return t.HelmReleases[i].Key() < t.HelmReleases[j].Key() })
 	sort.Slice(t.Problems, func(i, j int) bool { return t.Problems[i].Where < t.Problems[j].Where })
 	sort.Strings(t.Skipped)
+	sort.Strings(t.Decrypted)
 	return t, nil
 }
 
