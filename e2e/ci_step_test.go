@@ -178,6 +178,14 @@ func TestCIStep(t *testing.T) {
 		}
 	}
 
+	// The sops-age-key input reaches diff tree as $SOPS_AGE_KEY: one that is no age identity
+	// fails the step, named.
+	out, code = runScript(t, repo, step["helm drift diff tree"], "RUNNER_TEMP="+temp, "BASE="+base, "PATHS=", "COMMENTS=2",
+		"ARGS=--kube-version v1.34.2 --chart-cache off", "GITHUB_OUTPUT="+output, "GITHUB_STEP_SUMMARY="+summary, "SOPS_AGE_KEY_INPUT=not-an-age-key")
+	if code != 1 || !strings.Contains(out, "$SOPS_AGE_KEY") {
+		t.Errorf("the diff tree step with a sops-age-key that is not one: exit %d, want 1 naming $SOPS_AGE_KEY\n%s", code, out)
+	}
+
 	// GitLab: the template's script after it builds helm-drift (helm-drift on PATH instead).
 	data, err = os.ReadFile(filepath.Join(repoRoot, "ci/gitlab/helm-drift.gitlab-ci.yml"))
 	if err != nil {
