@@ -14,7 +14,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
-// source returns the directory (a work copy) a Kustomization's sourceRef gives it: this
+// source returns the directory a Kustomization's sourceRef gives it: this
 // repository, or an ExternalArtifact an ArtifactGenerator makes from it by its copy rules.
 // "" with no error: the source is another repository (the Kustomization is Skipped).
 func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) {
