@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -204,14 +203,7 @@ func corpusViews(t *testing.T, helmName, release, ns, key string) {
 func releaseObjects(t *testing.T, h *helmCLI, release, ns string) []*unstructured.Unstructured {
 	t.Helper()
 	text, _ := h.run(t, false, nil, "get", "manifest", release, "-n", ns)
-	s, err := manifest.Split([]byte(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Objects(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := manifestObjects(t, text)
 	var out []*unstructured.Unstructured
 	for _, o := range objs {
 		m, err := o.Decode()

@@ -206,8 +206,8 @@ func renderHelmRelease(t *testing.T, ns, name string) *helmcontroller.Rendered {
 	return r
 }
 
-// objectsByID parses a manifest into its objects, by kind, namespace and name.
-func objectsByID(t *testing.T, text, ns string) map[string]map[string]any {
+// manifestObjects parses a manifest into its objects, in order.
+func manifestObjects(t *testing.T, text string) []manifest.Object {
 	t.Helper()
 	st, err := manifest.Split([]byte(text))
 	if err != nil {
@@ -217,6 +217,13 @@ func objectsByID(t *testing.T, text, ns string) map[string]map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return objs
+}
+
+// objectsByID parses a manifest into its objects, by kind, namespace and name.
+func objectsByID(t *testing.T, text, ns string) map[string]map[string]any {
+	t.Helper()
+	objs := manifestObjects(t, text)
 	out := map[string]map[string]any{}
 	for _, o := range objs {
 		m, err := o.Decode()

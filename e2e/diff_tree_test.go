@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
-	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -329,18 +328,7 @@ func rowsOf(r *diff.Report) []string {
 // compares its two renders.
 func manifestChanges(t *testing.T, before, after, ns string) []string {
 	t.Helper()
-	objs := func(m string) []manifest.Object {
-		st, err := manifest.Split([]byte(m))
-		if err != nil {
-			t.Fatal(err)
-		}
-		o, err := manifest.Objects(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	}
-	rep, err := diff.CompareSets(objs(before), objs(after), diff.SetOptions{Namespace: ns})
+	rep, err := diff.CompareSets(manifestObjects(t, before), manifestObjects(t, after), diff.SetOptions{Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"helm.sh/helm/v3/pkg/cli/values"
 
 	"github.com/helm-drift/helm-drift/internal/action"
-	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -74,16 +73,8 @@ func TestRenderUpgradeWithoutCluster(t *testing.T) {
 // identities lists a manifest's objects, one "apiVersion kind namespace/name" a line, in order.
 func identities(t *testing.T, m string) string {
 	t.Helper()
-	st, err := manifest.Split([]byte(m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := manifest.Objects(st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b strings.Builder
-	for _, o := range objs {
+	for _, o := range manifestObjects(t, m) {
 		fmt.Fprintf(&b, "%s %s %s/%s\n", o.APIVersion, o.Kind, o.Namespace, o.Name)
 	}
 	return b.String()

@@ -293,19 +293,14 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	var sides [2]*treeSide
 	var errs [2]error
 	var rw sync.WaitGroup
-	for i, hr := range []*fluxtree.HelmRelease{p.base, p.head} {
-		if hr == nil || p.same && i == 0 {
+	for i, s := range []struct {
+		hr, prev *fluxtree.HelmRelease // prev: the base's, for the head
+		tree     *fluxtree.Tree
+	}{{p.base, nil, bt}, {p.head, p.base, ht}} {
+		if s.hr == nil || p.same && i == 0 {
 			continue
 		}
-		t := bt
-		if i == 1 {
-			t = ht
-		}
-		var prev *fluxtree.HelmRelease
-		if i == 1 {
-			prev = p.base
-		}
-		rw.Go(func() { sides[i], errs[i] = d.render(ctx, hr, prev, t, shared, i == 1 && !p.same) })
+		rw.Go(func() { sides[i], errs[i] = d.render(ctx, s.hr, s.prev, s.tree, shared, i == 1 && !p.same) })
 	}
 	rw.Wait()
 	for i, name := range []string{"base", "head"} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/kustomize"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
 
@@ -87,37 +88,29 @@ spec:
 	write("own/schema.json", schema)
 	write("own/kustomization.yaml", "openapi: {path: schema.json}\n"+k)
 
-	yamlOf := func(build func(string, string) (string, error), dir string) string {
+	yamlOf := func(build func(src, dir string) (resmap.ResMap, error), dir string) string {
 		t.Helper()
-		out, err := build(root, filepath.Join(root, dir))
+		m, err := build(root, filepath.Join(root, dir))
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
-		return out
+		out, err := m.AsYaml()
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		return string(out)
 	}
-	ours := func(src, dir string) (string, error) {
+	ours := func(src, dir string) (resmap.ResMap, error) {
 		buildMu.Lock()
 		defer buildMu.Unlock()
 		kfile := filepath.Join(dir, "kustomization.yaml")
 		manifest, err := os.ReadFile(kfile)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		m, err := kustomizeBuild(src, dir, kfile, manifest)
-		if err != nil {
-			return "", err
-		}
-		b, err := m.AsYaml()
-		return string(b), err
+		return kustomizeBuild(src, dir, kfile, manifest)
 	}
-	flux := func(src, dir string) (string, error) {
-		m, err := kustomize.SecureBuild(src, dir, false)
-		if err != nil {
-			return "", err
-		}
-		b, err := m.AsYaml()
-		return string(b), err
-	}
+	flux := func(src, dir string) (resmap.ResMap, error) { return kustomize.SecureBuild(src, dir, false) }
 	want := map[string]string{"plain": yamlOf(flux, "plain"), "own": yamlOf(flux, "own")}
 	if want["plain"] == want["own"] {
 		t.Fatalf("the schema changes nothing; the test proves nothing:\n%s", want["plain"])
