@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -171,7 +172,14 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 					queue = append(queue, child)
 				}
 			case group == helmGroup && kind == "HelmRelease":
-				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file, Vars: vars})
+				refs := map[string]Var{}
+				for n := range o.vars {
+					if v, ok := vars[n]; ok {
+						refs[n] = v
+					}
+				}
+				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file,
+					Vars: refs, kustomizationVars: vars})
 			case o.decrypted:
 				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
 			case group == "" && kind == "Secret" && isSOPS(o.obj):
@@ -197,7 +205,9 @@ func (b *builder) finish(p *pool, hrs []*HelmRelease) {
 	}
 	for _, h := range hrs {
 		h.Get, h.Objects, h.Encrypted, h.EncryptedObjects = get, p.objects, p.encrypted, p.sealed
-		for name, v := range h.Vars {
+		// Every value from a Secret of its Kustomization is withheld, not only those it refers
+		// to: a value is hidden wherever it shows.
+		for name, v := range h.kustomizationVars {
 			if strings.HasPrefix(v.From, "Secret ") {
 				h.SecretVars = append(h.SecretVars, p.vars[name])
 			}
@@ -223,6 +233,9 @@ type built struct {
 	file                         string
 	// decrypted: it was SOPS-encrypted, and decrypted with Options.SOPS.
 	decrypted bool
+	// vars are the substitution variables a HelmRelease's text refers to (nil for other
+	// kinds, and when it is not substituted).
+	vars map[string]bool
 }
 
 // build builds one Kustomization as kustomize-controller does: its source's files at
@@ -283,6 +296,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
 		}
+		refs := referencedVars(spec, r)
 		obj, err := b.substitute(ctx, withVars, spec, r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
@@ -297,10 +311,32 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 			}
 		}
 		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
-			file: originFile(r, rel), decrypted: decrypted})
+			file: originFile(r, rel), decrypted: decrypted, vars: refs})
 	}
 	return out, used, nil
 }
+
+// referencedVars are the variables the post-build substitution looks up in HelmRelease r's
+// text (envsubst's own parse: escapes, defaults), nil when it is not substituted.
+func referencedVars(spec map[string]any, r *resource.Resource) map[string]bool {
+	if _, ok := spec["postBuild"]; !ok || r.GetKind() != "HelmRelease" ||
+		r.GetLabels()[substituteKey] == kustomize.DisabledValue || r.GetAnnotations()[substituteKey] == kustomize.DisabledValue {
+		return nil
+	}
+	text, err := r.AsYAML()
+	if err != nil {
+		return nil
+	}
+	refs := map[string]bool{}
+	_, _ = envsubst.Eval(string(text), func(name string) (string, bool) {
+		refs[name] = true
+		return "", true
+	})
+	return refs
+}
+
+// substituteKey is the label or annotation by which an object opts out of the substitution.
+const substituteKey = "kustomize.toolkit.fluxcd.io/substitute"
 
 // substitute runs the post-build variable substitution on one object (none when the
 // Kustomization has no postBuild, or the object opts out, or it is SOPS-encrypted).

@@ -87,10 +87,12 @@ type HelmRelease struct {
 	// Objects are the objects of its context, by "group/kind/namespace/name", as applied:
 	// its sources and values come from here.
 	Objects map[string]map[string]any
-	// Vars are the substitution variables that produced it, by name, for telling a change's
-	// cause; SecretVars are the values that came from Secrets, never shown.
-	Vars       map[string]Var
-	SecretVars []string
+	// Vars are the substitution variables its text refers to, by name, for telling a change's
+	// cause; SecretVars are the values of its Kustomization's variables that came from
+	// Secrets (all of them, referred to or not), never shown.
+	Vars              map[string]Var
+	SecretVars        []string
+	kustomizationVars map[string]Var
 	// Encrypted names the SOPS-encrypted Secrets of its context (namespace/name), which its
 	// render cannot read; EncryptedObjects holds them as written (encrypted), to tell whether
 	// one changed without decrypting it.

@@ -1,7 +1,7 @@
 // Package testenv gives end-to-end tests a real cluster: it builds (once, cached) and starts the
 // environment of scripts/testenv — a real kube-apiserver with embedded etcd, the Flux CRDs,
-// source-controller, helm-controller, notification-controller and an in-memory OCI registry, all on loopback — and
-// stops exactly what it started. One environment per test binary (call Main from TestMain),
+// source-controller, helm-controller, kustomize-controller, notification-controller and an
+// in-memory OCI registry, all on loopback — and stops exactly what it started. One environment per test binary (call Main from TestMain),
 // one namespace per test (Namespace). It is for tests only; the product never imports it.
 package testenv
 
@@ -133,7 +133,7 @@ func (e *Env) Logs() string {
 }
 
 // Log returns one process's whole log (kube-apiserver, helm-controller, source-controller,
-// registry).
+// kustomize-controller, notification-controller, registry).
 func (e *Env) Log(name string) string {
 	data, _ := os.ReadFile(filepath.Join(e.Dir, "logs", name+".log"))
 	return string(data)

@@ -7,7 +7,7 @@
 # wrapper module here, into a cache outside the repository keyed by version and by a hash of the
 # wrapper (go.mod, go.sum, its Go files), the go command's version and the build configuration.
 # Reuses what is built. Prints the cache directory, which then holds: kube-apiserver,
-# helm-controller, source-controller, notification-controller, registry, ctl (links to the keyed
+# helm-controller, source-controller, kustomize-controller, notification-controller, registry, ctl (links to the keyed
 # builds), crds/ (the Flux CRDs from the controllers' modules), and the helm CLIs via ../tools.sh
 # (in ../bin).
 #
@@ -17,7 +17,7 @@
 #   they compile, and each would compile it again;
 # - then two lines of builds side by side, each in the background with its log in
 #   logs/build-NAME.log: the helm CLIs (this repository's module graph, k8s.io v0.37) and then
-#   parts/ (the three Flux controllers and the OCI registry, one module raised to those very
+#   parts/ (the four Flux controllers and the OCI registry, one module raised to those very
 #   versions, so that what it shares with the helm CLIs comes from the build cache); and
 #   kube-apiserver (k8s.io v0.34, sharing nothing), then ctl.
 set -euo pipefail
@@ -27,8 +27,9 @@ cache=${HELM_DRIFT_CACHE:-$HOME/.cache/helm-drift}/testenv
 mkdir -p "$cache/logs"
 
 KUBE_VERSION=v1.34.2            # older than the binary's v1.37 on purpose: offline defaulting across minor versions
-HELM_CONTROLLER_VERSION=v1.6.4  # all three pinned by parts/go.mod
+HELM_CONTROLLER_VERSION=v1.6.4  # all four pinned by parts/go.mod
 SOURCE_CONTROLLER_VERSION=v1.9.6
+KUSTOMIZE_CONTROLLER_VERSION=v1.9.6
 NOTIFICATION_CONTROLLER_VERSION=v1.9.3
 REGISTRY_VERSION=v3.1.1         # pinned by parts/go.mod too
 
@@ -58,7 +59,7 @@ build() {
 
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 kas=$cache/kube-apiserver-$KUBE_VERSION-$(key "$here/kube-apiserver")
-parts=$cache/parts-$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION-$NOTIFICATION_CONTROLLER_VERSION-$REGISTRY_VERSION-$(key "$here/parts")
+parts=$cache/parts-$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION-$KUSTOMIZE_CONTROLLER_VERSION-$NOTIFICATION_CONTROLLER_VERSION-$REGISTRY_VERSION-$(key "$here/parts")
 ctl=$cache/ctl-$(key "$here/ctl")
 
 if [ ! -e "$kas" ] || [ ! -e "$parts" ] || [ ! -e "$ctl" ]; then
@@ -67,13 +68,13 @@ if [ ! -e "$kas" ] || [ ! -e "$parts" ] || [ ! -e "$ctl" ]; then
   echo "standard library compiled in $((SECONDS - start))s" >&2
 fi
 
-# The helm CLIs, then parts/: one go build for the three controllers and the registry (the
+# The helm CLIs, then parts/: one go build for the four controllers and the registry (the
 # registry is distribution's with the inmemory driver only, parts/registry/main.go); the output
-# is a directory holding the four.
+# is a directory holding the five.
 helm_then_parts() {
   if [ "${1:-}" != testenv ]; then bash "$here/../tools.sh" >/dev/null || return 1; fi
   build parts "$parts" "$cache/logs/build-parts.log" \
-    bash -c 'mkdir -p "$0.tmp" && go -C "$1/parts" build -ldflags "-s -w" -o "$0.tmp/" github.com/fluxcd/helm-controller github.com/fluxcd/source-controller github.com/fluxcd/notification-controller ./registry' "$parts" "$here"
+    bash -c 'mkdir -p "$0.tmp" && go -C "$1/parts" build -ldflags "-s -w" -o "$0.tmp/" github.com/fluxcd/helm-controller github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller github.com/fluxcd/notification-controller ./registry' "$parts" "$here"
 }
 # kube-apiserver, then ctl (testenv-ctl: up / down / logs; standard library only).
 kas_then_ctl() {
@@ -92,18 +93,18 @@ if [ ${#failed[@]} -gt 0 ]; then
   exit 1
 fi
 ln -sfn "$(basename "$kas")" "$cache/kube-apiserver"
-for b in helm-controller source-controller notification-controller registry; do
+for b in helm-controller source-controller kustomize-controller notification-controller registry; do
   ln -sfn "$(basename "$parts")/$b" "$cache/$b"
 done
 ln -sfn "$(basename "$ctl")" "$cache/ctl"
 
 # The Flux CRDs, from the very module versions the controllers were built from.
-crds=$cache/crds-$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION-$NOTIFICATION_CONTROLLER_VERSION
+crds=$cache/crds-$HELM_CONTROLLER_VERSION-$SOURCE_CONTROLLER_VERSION-$KUSTOMIZE_CONTROLLER_VERSION-$NOTIFICATION_CONTROLLER_VERSION
 if [ ! -d "$crds" ]; then
   rm -rf "$crds.tmp"
   mkdir -p "$crds.tmp"
   for m in "github.com/fluxcd/helm-controller@$HELM_CONTROLLER_VERSION" "github.com/fluxcd/source-controller@$SOURCE_CONTROLLER_VERSION" \
-    "github.com/fluxcd/notification-controller@$NOTIFICATION_CONTROLLER_VERSION"; do
+    "github.com/fluxcd/kustomize-controller@$KUSTOMIZE_CONTROLLER_VERSION" "github.com/fluxcd/notification-controller@$NOTIFICATION_CONTROLLER_VERSION"; do
     dir=$(go -C "$here/parts" mod download -json "$m" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
     cp "$dir"/config/crd/bases/*.yaml "$crds.tmp/"
   done

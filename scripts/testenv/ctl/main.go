@@ -1,6 +1,6 @@
 // Command testenv-ctl starts and stops helm-drift's test environment: a real kube-apiserver
 // (etcd embedded) on a free loopback port with token auth and RBAC, the Flux CRDs,
-// source-controller, helm-controller and notification-controller against it, and an in-memory
+// source-controller, helm-controller, kustomize-controller and notification-controller against it, and an in-memory
 // OCI registry, all on loopback. It uses only the standard library so that it builds in seconds.
 //
 //	testenv-ctl up   -dir DIR -bin CACHE   start everything; write DIR/env, DIR/kubeconfig, DIR/pids

@@ -57,13 +57,14 @@ func up(dir, bin string) error {
 			down(dir)
 		}
 	}()
-	ports, err := freePorts(13)
+	ports, err := freePorts(15)
 	if err != nil {
 		return err
 	}
 	apiPort, etcdClient, etcdPeer, regPort, storagePort := ports[0], ports[1], ports[2], ports[3], ports[4]
 	scMetrics, scHealth, hcMetrics, hcHealth := ports[5], ports[6], ports[7], ports[8]
 	ncEvents, ncReceiver, ncMetrics, ncHealth := ports[9], ports[10], ports[11], ports[12]
+	kcMetrics, kcHealth := ports[13], ports[14]
 
 	if err := writeServiceAccountKeys(dir); err != nil {
 		return err
@@ -148,6 +149,14 @@ func up(dir, bin string) error {
 	); err != nil {
 		return err
 	}
+	// kustomize-controller: builds and applies Kustomizations from source-controller's artifacts
+	// (diff tree's e2e test reconciles a Git repository with it), as its Deployment runs it.
+	if err := e.start("kustomize-controller", filepath.Join(bin, "kustomize-controller"), kubeEnv,
+		"--enable-leader-election=false", "--watch-all-namespaces", "--log-level=debug",
+		"--metrics-addr=127.0.0.1:"+strconv.Itoa(kcMetrics), "--health-addr=127.0.0.1:"+strconv.Itoa(kcHealth),
+	); err != nil {
+		return err
+	}
 	// notification-controller: its event endpoint is where serve --notify-flux posts (as the
 	// Flux controllers post theirs); the controllers here post none (no --events-addr), so every
 	// event its Alerts forward is one of ours.
@@ -166,6 +175,7 @@ func up(dir, bin string) error {
 		"registry":                "http://" + e.registry + "/v2/",
 		"source-controller":       "http://127.0.0.1:" + strconv.Itoa(scHealth) + "/readyz",
 		"helm-controller":         "http://127.0.0.1:" + strconv.Itoa(hcHealth) + "/readyz",
+		"kustomize-controller":    "http://127.0.0.1:" + strconv.Itoa(kcHealth) + "/readyz",
 		"notification-controller": "http://127.0.0.1:" + strconv.Itoa(ncHealth) + "/readyz",
 	} {
 		if err := e.waitHTTP(name, url, 60*time.Second); err != nil {
