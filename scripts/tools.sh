@@ -4,8 +4,8 @@
 # built. Prints the bin directory.
 #
 #   scripts/tools.sh              what `make test` uses: helm3, helm4 and dyff
-#   scripts/tools.sh NAME...      any of helm3 helm4 dyff kustomize helm-diff (make bench adds
-#                                 kustomize and helm-diff, its baselines), or all
+#   scripts/tools.sh NAME...      any of helm3 helm4 dyff kustomize helm-diff flate (make bench
+#                                 adds kustomize, helm-diff and flate, its baselines), or all
 #
 # helm3 and helm4 are the real CLIs (helm.sh/helm/v3/cmd/helm, helm.sh/helm/v4/cmd/helm), built
 # in this repository's own module graph: go.mod names them as tools, so they compile against the
@@ -27,6 +27,7 @@ HELM3_VERSION=${HELM3_VERSION:-$HELM3_MOD}
 HELM4_VERSION=${HELM4_VERSION:-$HELM4_MOD}
 KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1}
 HELM_DIFF_VERSION=v3.13.2 # pinned by scripts/tools/helm-diff/go.mod
+FLATE_VERSION=v0.6.5            # pinned by scripts/tools/flate/go.mod; it needs Go 1.27 (see below)
 DYFF_VERSION=${DYFF_VERSION:-v1.12.0}  # the external diff program of the -o diff tests (HELM_DRIFT_EXTERNAL_DIFF)
 
 cache=${HELM_DRIFT_CACHE:-$HOME/.cache/helm-drift}
@@ -95,9 +96,20 @@ wrapped() { # NAME VERSION DIR PACKAGE: built in the wrapper module DIR, which p
   link "$1" "$out"
 }
 
+# flate (make bench's baseline for diff tree) needs Go 1.27: its wrapper module alone is built
+# with GOTOOLCHAIN=go1.27.3, which the go command fetches from the module proxy (about 76 MB,
+# once per machine); nothing else here needs it.
+flate() {
+  local dir=$root/scripts/tools/flate
+  local out
+  out=$bin/flate-$FLATE_VERSION-$(GOTOOLCHAIN=go1.27.3 key "$dir/go.mod" "$dir/go.sum")
+  timed "flate $FLATE_VERSION (Go 1.27.3)" "$out" env GOTOOLCHAIN=go1.27.3 go -C "$dir" build -o "$out.tmp" github.com/home-operations/flate/cmd/flate
+  link flate "$out"
+}
+
 want=("$@")
 if [ ${#want[@]} -eq 0 ]; then want=(helm3 helm4 dyff); fi
-if [ "${want[*]}" = all ]; then want=(helm3 helm4 dyff kustomize helm-diff); fi
+if [ "${want[*]}" = all ]; then want=(helm3 helm4 dyff kustomize helm-diff flate); fi
 for name in "${want[@]}"; do
   case $name in
     helm3) build_helm 3 "$HELM3_VERSION" "$HELM3_MOD" ;;
@@ -105,7 +117,8 @@ for name in "${want[@]}"; do
     dyff) release dyff "$DYFF_VERSION" github.com/homeport/dyff/cmd/dyff ;;
     kustomize) release kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 ;;
     helm-diff) wrapped helm-diff "$HELM_DIFF_VERSION" tools/helm-diff github.com/databus23/helm-diff/v3 ;;
-    *) echo "tools.sh: unknown tool $name (want helm3, helm4, dyff, kustomize, helm-diff or all)" >&2; exit 1 ;;
+    flate) flate ;;
+    *) echo "tools.sh: unknown tool $name (want helm3, helm4, dyff, kustomize, helm-diff, flate or all)" >&2; exit 1 ;;
   esac
 done
 echo "$bin"

@@ -31,8 +31,10 @@ var (
 // cache) and changed-only times (the head as the Action gives it, the working tree, and as a
 // commit, --head HEAD). Targets: the warm changed-only run within 2x helm template of
 // that one chart; the whole tree (--all, warm) within 1.5x the sum of the 200 helm templates.
-// flate v0.6.5 is not run: it needs Go 1.27 (GOTOOLCHAIN=go1.27.3), which this machine does not
-// serve.
+// Beside them, flate v0.6.5 (the offline Flux renderer a user would pick instead; built by
+// scripts/tools.sh with Go 1.27.3) on the same repository: its whole-tree render of the head
+// (flate build hr), cold, warm and warm with its render caches off, and its changed-only diff
+// (flate diff hr --base HEAD~1, as its Action runs it), in turn with the others.
 func TestTreeCompare(t *testing.T) {
 	if !*compare {
 		t.Skip("run with -compare (make bench)")
@@ -191,6 +193,43 @@ spec:
 			t.Fatalf("-tree-keep: %v\n%s", err, out)
 		}
 	}
+	// flate: its own chart and render caches, its progress lines off; the same Kubernetes
+	// version. It exits 0 whatever it finds: each run's output is checked instead.
+	var flate func(args ...string) run
+	flateNote := ""
+	if out, err := exec.Command("bash", filepath.Join(root, "scripts/tools.sh"), "flate").CombinedOutput(); err != nil {
+		flateNote = "not run: scripts/tools.sh flate failed: " + lastLine(string(out))
+	} else {
+		flateBin := filepath.Join(lastLine(string(out)), "flate")
+		flateEnv := append(env, "FLATE_NO_PROGRESS=1", "FLATE_CACHE_DIR="+filepath.Join(t.TempDir(), "flate"), "FLATE_KUBE_VERSION=1.34.2")
+		flate = func(args ...string) run {
+			cmd := exec.Command(flateBin, args...)
+			cmd.Dir, cmd.Env = repo, flateEnv
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			start := time.Now()
+			err := cmd.Run()
+			r := run{wall: time.Since(start), out: stdout.String(), stderr: stderr.String()}
+			if err != nil {
+				t.Fatalf("flate %v: %v\n%s", args, err, stderr.String())
+			}
+			return r
+		}
+	}
+	flateBuild := func(extra ...string) run {
+		r := flate(append([]string{"build", "hr", "--path", "."}, extra...)...)
+		if n := strings.Count(r.out, "\nkind: "); n < *treeReleases {
+			t.Fatalf("flate build hr: %d objects for %d HelmReleases\n%s", n, *treeReleases, r.stderr)
+		}
+		return r
+	}
+	var flateCold, flateWarm, flateNoCache run
+	if flate != nil {
+		flateCold = flateBuild()
+		flateWarm = flateBuild()
+		flateNoCache = flateBuild("--helm-render-cache-mb", "0", "--helm-template-cache-mb", "0", "--kustomize-render-cache-mb", "0")
+	}
+
 	var sum time.Duration
 	var oneArgs []string
 	for i := 0; i < *treeReleases; i++ {
@@ -210,11 +249,22 @@ spec:
 	}
 	// The changed-only runs and the one chart's helm template take a few hundred milliseconds:
 	// each is the median of seven runs, taken in turn so that they see the machine alike.
-	var changed, changedHead, one []time.Duration
+	// The pull request's value is one the chart does not read: flate rightly prints no
+	// change. Its log says that it reconciled the HelmReleases and none failed.
+	if flate != nil {
+		r := flate("diff", "hr", "--base", "HEAD~1", "--path", ".", "--log-level", "debug")
+		if !strings.Contains(r.stderr, "msg=\"reconcile complete\"") || !strings.Contains(r.stderr, " failed=0") || strings.Contains(r.stderr, "helm_releases=0") {
+			t.Fatalf("flate diff hr: its log does not say every HelmRelease reconciled\n%s", r.stderr)
+		}
+	}
+	var changed, changedHead, one, flateChanged []time.Duration
 	for range 7 {
 		changed = append(changed, tree(false, "").wall)
 		changedHead = append(changedHead, tree(false, "HEAD").wall)
 		one = append(one, measure(t, env, helm, oneArgs...).wall)
+		if flate != nil {
+			flateChanged = append(flateChanged, flate("diff", "hr", "--base", "HEAD~1", "--path", ".").wall)
+		}
 	}
 	median := func(d []time.Duration) time.Duration {
 		slices.Sort(d)
@@ -222,6 +272,20 @@ spec:
 	}
 	ratio := func(a, b time.Duration) string { return fmt.Sprintf("%.2fx", a.Seconds()/b.Seconds()) }
 	c, ch, o := median(changed), median(changedHead), median(one)
+	if flate != nil {
+		fc := median(flateChanged)
+		flateNote = fmt.Sprintf("\n"+
+			"  flate v0.6.5 build hr (every HelmRelease, the head only), cold  %8s  %s of the helm templates' sum\n"+
+			"  flate build hr, warm (its chart and render caches)             %8s  %s\n"+
+			"  flate build hr, warm, its render caches off                    %8s  %s\n"+
+			"  flate diff hr --base HEAD~1 (its changed-only mode), warm      %8s  %s of helm template of that chart; diff tree changed-only is %s of it",
+			flateCold.wall.Round(time.Millisecond), ratio(flateCold.wall, sum),
+			flateWarm.wall.Round(time.Millisecond), ratio(flateWarm.wall, sum),
+			flateNoCache.wall.Round(time.Millisecond), ratio(flateNoCache.wall, sum),
+			fc.Round(time.Millisecond), ratio(fc, o), ratio(c, fc))
+	} else {
+		flateNote = "\n  flate v0.6.5: " + flateNote
+	}
 	t.Logf("\n%d HelmReleases over %d corpus charts; a pull request touching hr-%03d (%s)\n"+
 		"  diff tree --all, cold (charts fetched)        %8s  %s of the helm templates' sum\n"+
 		"  diff tree --all, warm (chart cache)           %8s  %s of the helm templates' sum (target 1.5x)\n"+
@@ -229,14 +293,13 @@ spec:
 		"  diff tree, changed only, warm, --head HEAD    %8s  %s of helm template of that chart (both sides extracted by git)\n"+
 		"  helm template x %d, one after another         %8s\n"+
 		"  helm template of hr-%03d's chart              %8s\n"+
-		"  (changed-only runs and the one chart's template: medians of 7 runs each, in turn)\n"+
-		"  flate v0.6.5: not run (needs Go 1.27 via GOTOOLCHAIN=go1.27.3, not served here)",
+		"  (changed-only runs, flate's and the one chart's template: medians of 7 runs each, in turn)%s",
 		*treeReleases, len(infos), touched, infos[touched%len(infos)].name,
 		cold.wall.Round(time.Millisecond), ratio(cold.wall, sum),
 		warm.wall.Round(time.Millisecond), ratio(warm.wall, sum),
 		c.Round(time.Millisecond), ratio(c, o),
 		ch.Round(time.Millisecond), ratio(ch, o),
-		*treeReleases, sum.Round(time.Millisecond), touched, o.Round(time.Millisecond))
+		*treeReleases, sum.Round(time.Millisecond), touched, o.Round(time.Millisecond), flateNote)
 }
 
 // indent indents YAML text under spec.
@@ -246,4 +309,10 @@ func indent(s string) string {
 		b.WriteString("  " + l + "\n")
 	}
 	return b.String()
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
