@@ -154,6 +154,7 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 }
 
 func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, out, errOut io.Writer) int {
+	collectForRenders()
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(errOut, "helm-drift diff: %v\n", err)

@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 )
 
 // shortRunGC is the garbage collector's target for a run over one release or one stream: such a
@@ -25,4 +27,41 @@ func collectFor(many bool) {
 		return
 	}
 	debug.SetGCPercent(shortRunGC)
+}
+
+// renderManyGC is the target for diff tree, which renders many charts in one process and keeps
+// little of each (a tree's objects and each HelmRelease's rows): on diff tree --all of make
+// bench's 200-HelmRelease repository, runs alternated with GOGC=100 took 23-30 s of wall time
+// and 42-55 s of CPU against 31-34 s and 56-62 s, for a peak RSS of 0.73-0.81 GB against
+// 0.36 GB.
+const renderManyGC = 400
+
+// collectForRenders sets the garbage collector for diff tree, unless GOGC or GOMEMLIMIT set
+// it: renderManyGC, under a soft memory limit of 1 GiB, or half the cgroup's memory limit
+// (cgroup v2) when that is lower, past which the collector runs as often as it must.
+func collectForRenders() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(renderManyGC)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		limit := int64(1 << 30)
+		if c := cgroupMemoryMax(); c > 0 && c/2 < limit {
+			limit = c / 2
+		}
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// cgroupMemoryMax is the memory limit of this process's cgroup (v2) in bytes; 0 when there
+// is none ("max") or it cannot be read.
+func cgroupMemoryMax() int64 {
+	data, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }

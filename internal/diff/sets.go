@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -37,7 +38,7 @@ type SetOptions struct {
 func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 	all := append(append([]manifest.Object{}, base...), head...)
 	ids := manifest.NewIdentifier(all, o.Namespace, nil)
-	schemas := crdSchemas(all)
+	schemas := newCRDIndex(all)
 	index := func(objs []manifest.Object) (map[manifest.Identity]manifest.Object, []manifest.Identity, error) {
 		byID := map[manifest.Identity]manifest.Object{}
 		var order []manifest.Identity
@@ -140,7 +141,7 @@ func sameDocument(a, b manifest.Object) bool {
 // storedAs is ob as the API server would store it, normalised for comparison: decoded, in its
 // namespace, defaulted (a built-in kind by the API server's own code, a custom resource by its
 // CRD's schema from schemas when there is one).
-func storedAs(ob manifest.Object, id manifest.Identity, schemas map[[2]string]*defaulting.Schema) (map[string]any, error) {
+func storedAs(ob manifest.Object, id manifest.Identity, schemas *crdIndex) (map[string]any, error) {
 	obj, err := ob.Decode()
 	if err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func storedAs(ob manifest.Object, id manifest.Identity, schemas map[[2]string]*d
 			return nil, err
 		}
 		obj = out
-	} else if sch := schemas[[2]string{ob.APIVersion, ob.Kind}]; sch != nil {
+	} else if sch := schemas.schema(ob.APIVersion, ob.Kind); sch != nil {
 		if out, err := defaulting.CustomResource(obj, sch); err == nil {
 			obj = out
 		}
@@ -161,34 +162,72 @@ func storedAs(ob manifest.Object, id manifest.Identity, schemas map[[2]string]*d
 	return normalize.Object(obj, id.Namespace), nil
 }
 
-// crdSchemas are the structural schemas of the CRDs in objs, by apiVersion and kind.
-func crdSchemas(objs []manifest.Object) map[[2]string]*defaulting.Schema {
-	out := map[[2]string]*defaulting.Schema{}
+// crdIndex holds the structural schemas of the CRDs of a set of objects, by apiVersion and
+// kind, each CRD decoded only when an object of its group needs it (most renders that carry
+// CRDs carry none of their resources, and a CRD is large). A CRD's name is its plural and its
+// group ("<plural>.<group>", as the API server requires), so a group's CRDs are found by name.
+// Of two CRDs of one kind (base and head), the later one's schema is kept.
+type crdIndex struct {
+	crds    []manifest.Object
+	read    map[string]bool
+	schemas map[[2]string]*defaulting.Schema
+}
+
+func newCRDIndex(objs []manifest.Object) *crdIndex {
+	c := &crdIndex{read: map[string]bool{}, schemas: map[[2]string]*defaulting.Schema{}}
 	for _, ob := range objs {
-		if ob.Kind != "CustomResourceDefinition" {
-			continue
-		}
-		crd, err := ob.Decode()
-		if err != nil {
-			continue
-		}
-		spec, _ := crd["spec"].(map[string]any)
-		group, _ := spec["group"].(string)
-		names, _ := spec["names"].(map[string]any)
-		kind, _ := names["kind"].(string)
-		versions, _ := spec["versions"].([]any)
-		for _, v := range versions {
-			vm, _ := v.(map[string]any)
-			name, _ := vm["name"].(string)
-			sv, _ := vm["schema"].(map[string]any)
-			open, _ := sv["openAPIV3Schema"].(map[string]any)
-			if open == nil {
-				continue
-			}
-			if sch, err := defaulting.NewSchema(open); err == nil {
-				out[[2]string{group + "/" + name, kind}] = sch
-			}
+		if ob.Kind == "CustomResourceDefinition" {
+			c.crds = append(c.crds, ob)
 		}
 	}
-	return out
+	return c
+}
+
+// schema is the schema of apiVersion's kind from the CRDs held, nil when none holds it.
+func (c *crdIndex) schema(apiVersion, kind string) *defaulting.Schema {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok || len(c.crds) == 0 {
+		return nil // the core group has no CRDs
+	}
+	if !c.read[group] {
+		c.read[group] = true
+		type place struct {
+			doc  *manifest.Document
+			item int
+		}
+		seen := map[place]bool{}
+		for _, ob := range c.crds {
+			if !strings.HasSuffix(ob.Name, "."+group) || seen[place{ob.Doc, ob.Item}] {
+				continue
+			}
+			seen[place{ob.Doc, ob.Item}] = true
+			c.add(ob)
+		}
+	}
+	return c.schemas[[2]string{apiVersion, kind}]
+}
+
+// add reads one CRD's schemas, a version each.
+func (c *crdIndex) add(ob manifest.Object) {
+	crd, err := ob.Decode()
+	if err != nil {
+		return
+	}
+	spec, _ := crd["spec"].(map[string]any)
+	group, _ := spec["group"].(string)
+	names, _ := spec["names"].(map[string]any)
+	kind, _ := names["kind"].(string)
+	versions, _ := spec["versions"].([]any)
+	for _, v := range versions {
+		vm, _ := v.(map[string]any)
+		name, _ := vm["name"].(string)
+		sv, _ := vm["schema"].(map[string]any)
+		open, _ := sv["openAPIV3Schema"].(map[string]any)
+		if open == nil {
+			continue
+		}
+		if sch, err := defaulting.NewSchema(open); err == nil {
+			c.schemas[[2]string{group + "/" + name, kind}] = sch
+		}
+	}
 }

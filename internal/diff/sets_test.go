@@ -208,3 +208,62 @@ func renderChart(t *testing.T, path string, args []string) string {
 	}
 	return b.String()
 }
+
+// TestCompareSetsCustomResourceDefaults: a custom resource is defaulted by the schema of its
+// CRD in either set (each found by its own group's CRD name), so a field the head writes out at
+// its default is no change, while a value the CRD does not default is.
+func TestCompareSetsCustomResourceDefaults(t *testing.T) {
+	crd := func(group, kind, plural string) string {
+		return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + plural + `.` + group + `}
+spec:
+  group: ` + group + `
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer, default: 3}
+              mode: {type: string}
+`
+	}
+	base := crd("example.com", "Widget", "widgets") + "---\n" + crd("other.example.com", "Gadget", "gadgets") + `---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {mode: a}
+---
+apiVersion: other.example.com/v1
+kind: Gadget
+metadata: {name: g}
+spec: {}
+`
+	head := crd("example.com", "Widget", "widgets") + "---\n" + crd("other.example.com", "Gadget", "gadgets") + `---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {mode: b, size: 3}
+---
+apiVersion: other.example.com/v1
+kind: Gadget
+metadata: {name: g}
+spec: {size: 3}
+`
+	rep, err := diff.CompareSets(objectsOf(t, base), objectsOf(t, head), diff.SetOptions{Release: "w", Namespace: "apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Widget.example.com apps/w|DIFFERS|spec.mode|b|a"}
+	if got := setRows(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
