@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -69,6 +68,9 @@ type pool struct {
 	encrypted map[string]bool
 	// sealed are the SOPS-encrypted Secrets as written, by namespace/name.
 	sealed map[string]map[string]any
+	// refs are the substitution variables each substituted ConfigMap and Secret refers to,
+	// by objectKey (see refer).
+	refs map[string]map[string]Var
 }
 
 func (p *pool) add(o map[string]any) string {
@@ -165,6 +167,9 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 		for _, o := range objs {
 			key := p.add(o.obj)
 			group, kind := o.group, o.kind
+			if o.vars != nil && group == "" && (kind == "ConfigMap" || kind == "Secret") {
+				p.refer(key, varsOf(o.vars, vars))
+			}
 			switch {
 			case group == kustomizeGroup && kind == "Kustomization":
 				child := ksRef{obj: o.obj, namespace: o.namespace, name: o.name, via: via}
@@ -172,14 +177,8 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 					queue = append(queue, child)
 				}
 			case group == helmGroup && kind == "HelmRelease":
-				refs := map[string]Var{}
-				for n := range o.vars {
-					if v, ok := vars[n]; ok {
-						refs[n] = v
-					}
-				}
 				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file,
-					Vars: refs, kustomizationVars: vars})
+					Vars: varsOf(o.vars, vars), kustomizationVars: vars})
 			case o.decrypted:
 				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
 			case group == "" && kind == "Secret" && isSOPS(o.obj):
@@ -205,6 +204,7 @@ func (b *builder) finish(p *pool, hrs []*HelmRelease) {
 	}
 	for _, h := range hrs {
 		h.Get, h.Objects, h.Encrypted, h.EncryptedObjects = get, p.objects, p.encrypted, p.sealed
+		p.valuesFromVars(h)
 		// Every value from a Secret of its Kustomization is withheld, not only those it refers
 		// to: a value is hidden wherever it shows.
 		for name, v := range h.kustomizationVars {
@@ -233,8 +233,8 @@ type built struct {
 	file                         string
 	// decrypted: it was SOPS-encrypted, and decrypted with Options.SOPS.
 	decrypted bool
-	// vars are the substitution variables a HelmRelease's text refers to (nil for other
-	// kinds, and when it is not substituted).
+	// vars are the substitution variables the text of a HelmRelease, ConfigMap or Secret
+	// refers to (nil for other kinds, and when it is not substituted).
 	vars map[string]bool
 }
 
@@ -315,28 +315,6 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	}
 	return out, used, nil
 }
-
-// referencedVars are the variables the post-build substitution looks up in HelmRelease r's
-// text (envsubst's own parse: escapes, defaults), nil when it is not substituted.
-func referencedVars(spec map[string]any, r *resource.Resource) map[string]bool {
-	if _, ok := spec["postBuild"]; !ok || r.GetKind() != "HelmRelease" ||
-		r.GetLabels()[substituteKey] == kustomize.DisabledValue || r.GetAnnotations()[substituteKey] == kustomize.DisabledValue {
-		return nil
-	}
-	text, err := r.AsYAML()
-	if err != nil {
-		return nil
-	}
-	refs := map[string]bool{}
-	_, _ = envsubst.Eval(string(text), func(name string) (string, bool) {
-		refs[name] = true
-		return "", true
-	})
-	return refs
-}
-
-// substituteKey is the label or annotation by which an object opts out of the substitution.
-const substituteKey = "kustomize.toolkit.fluxcd.io/substitute"
 
 // substitute runs the post-build variable substitution on one object (none when the
 // Kustomization has no postBuild, or the object opts out, or it is SOPS-encrypted).

@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestHelmReleaseVars: a HelmRelease's Vars are the substitution variables its text refers to
-// (a default and an escaped reference read as envsubst reads them; none when it opts out),
+// TestHelmReleaseVars: a HelmRelease's Vars are the substitution variables its text and its
+// valuesFrom ConfigMaps refer to (a default and an escaped reference read as envsubst reads
+// them; none of its own when it opts out; not those of a ConfigMap it does not read),
 // while SecretVars withhold every value its Kustomization takes from a Secret.
 func TestHelmReleaseVars(t *testing.T) {
 	root := t.TempDir()
@@ -28,7 +29,7 @@ spec:
   path: ./apps
   sourceRef: {kind: GitRepository, name: flux-system}
   postBuild:
-    substitute: {REPLICAS: "2", LEVEL: debug, UNUSED: x}
+    substitute: {REPLICAS: "2", LEVEL: debug, UNUSED: x, CM_VAR: c, OTHER: o}
     substituteFrom: [{kind: Secret, name: vars}]
 ---
 apiVersion: v1
@@ -43,6 +44,17 @@ spec:
   interval: 1h
   chart: {spec: {chart: c, sourceRef: {kind: HelmRepository, name: r}}}
   values: {replicas: "${REPLICAS}", level: "${LEVEL:=info}", literal: "$${TOKEN}"}
+  valuesFrom: [{kind: ConfigMap, name: a-values}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a-values, namespace: apps}
+data: {values.yaml: "cm: ${CM_VAR}"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: unread, namespace: apps}
+data: {x: "${OTHER}"}
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -82,7 +94,7 @@ spec:
 		got[h.Name] = strings.Join(names, ",") + " | secret values " + strings.Join(h.SecretVars, ",")
 	}
 	want := map[string]string{
-		"a": "LEVEL,REPLICAS | secret values s3cr3t-token",
+		"a": "CM_VAR,LEVEL,REPLICAS | secret values s3cr3t-token",
 		"b": " | secret values s3cr3t-token",
 	}
 	for name, w := range want {
