@@ -21,6 +21,9 @@ func TestFlagReference(t *testing.T) {
 // TestHelpInDocs: every "$ helm drift CMD --help" block in the README and docs/ is what the
 // command prints now (a real output, not a copy that fell behind); -update rewrites them.
 func TestHelpInDocs(t *testing.T) {
+	// Defaults under the home directory (--keyring's) print as they do for the docs' user,
+	// whatever HOME the tests run with.
+	t.Setenv("HOME", "/root")
 	root := filepath.Join(golden.Root(), "..")
 	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	files = append(files, filepath.Join(root, "README.md"))
