@@ -281,13 +281,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
 		t.Errorf("diff tree prints a value from a Secret:\n%s", stdout.String())
 	}
-	var doc struct {
-		HelmReleases []struct {
-			HelmRelease string       `json:"helmRelease"`
-			Next        string       `json:"nextReconcile"`
-			Report      *diff.Report `json:"report"`
-		} `json:"helmReleases"`
-	}
+	var doc treeJSON
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
@@ -333,7 +327,17 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		t.Errorf("diff tree without the age key: want web named as not rendered for want of the key, web-sops as encrypted: changed\n%s", stderr.String())
 	}
 
-	// Reconciled by the real controllers	// Reconciled by the real controllers: main as the base, then main fast-forwarded to the
+	var nokeyDoc treeJSON
+	if err := json.Unmarshal(stdout.Bytes(), &nokeyDoc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	for _, e := range nokeyDoc.HelmReleases {
+		if e.HelmRelease == ns+"/podinfo" && (e.Report == nil || strings.Join(rowsOf(e.Report), "\n") != strings.Join(predicted["podinfo"], "\n")) {
+			t.Errorf("diff tree without the age key: podinfo (which reads no encrypted Secret) is not previewed as with the key")
+		}
+	}
+
+	// Reconciled by the real controllers: main as the base, then main fast-forwarded to the
 	// pull request.
 	applyYAML(t, base["clusters/e2e/flux-system.yaml"])
 	waitKustomization(t, ns, "apps", "")
@@ -370,6 +374,15 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 			t.Errorf("%s: the controllers changed nothing: the test proves nothing", name)
 		}
 	}
+}
+
+// treeJSON is what the tests read of diff tree -o json.
+type treeJSON struct {
+	HelmReleases []struct {
+		HelmRelease string       `json:"helmRelease"`
+		Next        string       `json:"nextReconcile"`
+		Report      *diff.Report `json:"report"`
+	} `json:"helmReleases"`
 }
 
 // sopsSecret is Secret ns/name holding stringData key: value, encrypted as the sops CLI encrypts

@@ -164,14 +164,7 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 
 	// The preview, with no cluster: KUBECONFIG points at nothing; --live reads the test
 	// environment's.
-	type treeDoc struct {
-		HelmReleases []struct {
-			HelmRelease string       `json:"helmRelease"`
-			Next        string       `json:"nextReconcile"`
-			Report      *diff.Report `json:"report"`
-		} `json:"helmReleases"`
-	}
-	preview := func(live bool) treeDoc {
+	preview := func(live bool) treeJSON {
 		t.Helper()
 		args := []string{"diff", "tree", "--base", baseRev, "--head", "HEAD", "--plain-http", "--kube-version", "v1.34.2",
 			"--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json"}
@@ -190,14 +183,14 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
 			t.Errorf("diff tree prints a value from a Secret")
 		}
-		var doc treeDoc
+		var doc treeJSON
 		if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil {
 			t.Fatalf("%v\n%s", err, stdout.String())
 		}
 		return doc
 	}
 	// liveOf is each row's Live of HelmRelease name: "object path" to what the cluster holds.
-	liveOf := func(doc treeDoc, name string) map[string]string {
+	liveOf := func(doc treeJSON, name string) map[string]string {
 		out := map[string]string{}
 		for _, e := range doc.HelmReleases {
 			if e.HelmRelease == ns+"/"+name && e.Report != nil {
