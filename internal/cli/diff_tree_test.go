@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -481,5 +482,118 @@ spec:
 	}
 	if code, _, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", filepath.Join(t.TempDir(), "none")); code != ExitError || !strings.Contains(errOut, "--sops-age-key-file") {
 		t.Errorf("a missing key file: exit %d, want 1 naming the flag\n%s", code, errOut)
+	}
+}
+
+// TestDiffTreeSOPSGeneratorSources: files sops encrypted and read by a kustomize secretGenerator
+// (a binary file, a dotenv file) or held in a Secret's value are decrypted as
+// kustomize-controller decrypts them, with the key (testdata/sops/generator, from its own tests:
+// each decrypts to key: value); the values the chart takes from them are redacted, their sizes
+// those of the plaintext; without the key, the HelmRelease reading them is named as not
+// rendered (exit 3), never rendered from the ciphertext.
+func TestDiffTreeSOPSGeneratorSources(t *testing.T) {
+	root := golden.RepoRoot()
+	fixture := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(root, "testdata/sops/generator", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	files := map[string]string{
+		"clusters/prod/flux-system/gotk-sync.yaml":     treeBase["clusters/prod/flux-system/gotk-sync.yaml"],
+		"clusters/prod/flux-system/kustomization.yaml": treeBase["clusters/prod/flux-system/kustomization.yaml"],
+		"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  decryption: {provider: sops, secretRef: {name: sops-age}}
+`,
+		"apps/prod/kustomization.yaml": `namespace: web
+resources: [web.yaml, secret.yaml]
+generatorOptions: {disableNameSuffixHash: true}
+secretGenerator:
+- {name: from-env, literals: [key=plain]}
+- {name: from-file, literals: [key=plain]}
+`,
+		"apps/prod/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: secret}\nstringData: {key: plain}\n",
+		"apps/prod/env.env":     fixture("env.env"),
+		"apps/prod/file.txt":    fixture("file.txt"),
+		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  valuesFrom:
+  - {kind: Secret, name: from-env, valuesKey: key, targetPath: token}
+  - {kind: Secret, name: from-file, valuesKey: key, targetPath: greeting}
+  - {kind: Secret, name: secret, valuesKey: key, targetPath: image}
+  values: {replicas: 1}
+`,
+		"charts/web/Chart.yaml":         treeBase["charts/web/Chart.yaml"],
+		"charts/web/templates/web.yaml": treeBase["charts/web/templates/web.yaml"],
+	}
+	dir := gitTree(t, files)
+	// The head reads the three from the encrypted files.
+	writeTree(t, dir, map[string]string{
+		"apps/prod/kustomization.yaml": `namespace: web
+resources: [web.yaml, secret.yaml]
+generatorOptions: {disableNameSuffixHash: true}
+secretGenerator:
+- {name: from-env, envs: [env.env]}
+- {name: from-file, files: [key=file.txt]}
+`,
+		"apps/prod/secret.yaml": fixture("inside-secret.yaml"),
+	})
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("SOPS_AGE_KEY", "")
+
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if code != ExitUnmeasured || !strings.Contains(errOut, "HelmRelease web/web: not rendered (head)") || !strings.Contains(errOut, "SOPS-encrypted") {
+		t.Errorf("without a key: exit %d, want 3 naming web as not rendered for an encrypted Secret\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json", "--sops-age-key-file", filepath.Join(root, "testdata/sops/age.agekey"))
+	if code != ExitDrift {
+		t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
+		t.Fatalf("want one HelmRelease with its report: %s", out)
+	}
+	got := map[string]string{}
+	for _, o := range doc.HelmReleases[0].Report.Objects {
+		for _, r := range o.Rows {
+			size := func(n *int) any {
+				if n == nil {
+					return "?"
+				}
+				return *n
+			}
+			got[r.Path] = fmt.Sprintf("redacted %v, %v bytes from %v", r.Redacted, size(r.ChartBytes), size(r.ClusterBytes))
+		}
+	}
+	// "value" (5 bytes) where the base had "plain" (5 bytes): the plaintext, not the files.
+	want := map[string]string{
+		"spec.template.spec.containers[name=web].env[name=TOKEN].value":    "redacted true, 5 bytes from 5",
+		"spec.template.spec.containers[name=web].env[name=GREETING].value": "redacted true, 5 bytes from 5",
+		"spec.template.spec.containers[name=web].image":                    "redacted true, 5 bytes from 5",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rows %v\nwant %v", got, want)
+	}
+	if strings.Contains(out+errOut, `"value"`) || strings.Contains(out+errOut, `"plain"`) {
+		t.Errorf("a value from a Secret is printed:\n%s", out)
 	}
 }

@@ -181,7 +181,7 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 					Vars: varsOf(o.vars, vars), kustomizationVars: vars})
 			case o.decrypted:
 				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
-			case group == "" && kind == "Secret" && isSOPS(o.obj):
+			case group == "" && kind == "Secret" && (isSOPS(o.obj) || o.sealed):
 				p.encrypted[o.namespace+"/"+o.name] = true
 				if p.sealed == nil {
 					p.sealed = map[string]map[string]any{}
@@ -231,8 +231,9 @@ type built struct {
 	obj                          map[string]any
 	group, kind, namespace, name string
 	file                         string
-	// decrypted: it was SOPS-encrypted, and decrypted with Options.SOPS.
-	decrypted bool
+	// decrypted: it was SOPS-encrypted, and decrypted with Options.SOPS; sealed: a Secret
+	// whose values sops encrypted, not decrypted.
+	decrypted, sealed bool
 	// vars are the substitution variables the text of a HelmRelease, ConfigMap or Secret
 	// refers to (nil for other kinds, and when it is not substituted).
 	vars map[string]bool
@@ -271,12 +272,16 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
+	decryptedSources, err := b.decryptSources(k, src, dir, manifest)
+	if err != nil {
+		return nil, nil, err
+	}
 	// kustomize's builds share global state (its OpenAPI schema, see kustomizeBuild), which
 	// the kind lookups below read too: one build at a time, across trees read at once. The
 	// generator above reads the files only, as kustomize-controller runs it, outside its lock.
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	res, err := kustomizeBuild(src, dir, kfile, manifest)
+	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources)
 	if err != nil {
 		// Named by the repository's paths, not the directory's on this machine.
 		return nil, nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
@@ -310,8 +315,11 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 				meta["namespace"] = ns
 			}
 		}
+		// A Secret of sops-encrypted values (a secretGenerator's sources) that kustomize-controller
+		// would decrypt, and this run cannot: kept aside as an encrypted Secret.
+		sealed := !decrypted && str(obj, "kind") == "Secret" && sopsDecryption(k) && encryptedValues(obj)
 		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
-			file: originFile(r, rel), decrypted: decrypted, vars: refs})
+			file: originFile(r, rel), decrypted: decrypted, vars: refs, sealed: sealed})
 	}
 	return out, used, nil
 }

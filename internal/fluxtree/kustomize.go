@@ -1,25 +1,23 @@
 package fluxtree
 
 import (
-	"encoding/json"
 	"fmt"
 
 	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
-	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
-
-	"github.com/helm-drift/helm-drift/internal/sops"
 )
 
 // kustomizeBuild builds the kustomization in dir as kustomize-controller does, through
 // fluxcd/pkg/kustomize: the files of src only (no remote bases), loads from outside dir allowed,
 // builtin plugins only, a panic of kustomize's returned as an error; kfile is the kustomization
 // file the Flux generator made from the Kustomization's spec (manifest, its content), which the
-// build reads in place of the one on disk. It is written in memory over src's files, never to
-// disk: the build neither copies the tree nor changes it. The caller holds buildMu.
+// build reads in place of the one on disk; decrypted holds the decrypted secretGenerator sources
+// (absolute paths, see decryptSources), read in place of theirs. They are written in memory over
+// src's files, never to disk: the build neither copies the tree nor changes it. The caller holds
+// buildMu.
 //
 // One difference with fluxcd/pkg/kustomize's SecureBuild, in cost only: it resets kyaml's
 // global OpenAPI schema before and after every build, so that a kustomization's own schema
@@ -28,7 +26,7 @@ import (
 // files). Here the builtin schema is loaded once and kept, and reset only after a build that
 // set a schema of its own: every build starts from the builtin schema, as under SecureBuild.
 // xref: fluxcd/pkg/kustomize kustomize_generator.go SecureBuild, Build; filesys MakeFsInMemory.
-func kustomizeBuild(src, dir, kfile string, manifest []byte) (res resmap.ResMap, err error) {
+func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte) (res resmap.ResMap, err error) {
 	disk, err := securefs.MakeFsOnDiskSecure(src)
 	if err != nil {
 		return nil, err
@@ -36,6 +34,11 @@ func kustomizeBuild(src, dir, kfile string, manifest []byte) (res resmap.ResMap,
 	fs := securefs.MakeFsInMemory(disk)
 	if err := fs.WriteFile(kfile, manifest); err != nil {
 		return nil, err
+	}
+	for p, data := range decrypted {
+		if err := fs.WriteFile(p, data); err != nil {
+			return nil, err
+		}
 	}
 	// The builtin schema loaded first (parsed once a process, not once a build), so that a
 	// kustomization's own schema adds to it, as SecureBuild preloads it.
@@ -75,29 +78,4 @@ func loadBuiltinSchema() {
 		openapi.ResetOpenAPI()
 	}
 	_ = openapi.Schema()
-}
-
-// decrypt decrypts r in place when it is SOPS-encrypted, the Kustomization k asks for SOPS
-// decryption (spec.decryption.provider: sops) and identities were given; it reports whether it
-// did. An object k does not decrypt stays as written (kustomize-controller would apply it so).
-// xref: kustomize-controller internal/decryptor/decryptor.go DecryptResource.
-func (b *builder) decrypt(k ksRef, r *resource.Resource) (bool, error) {
-	spec, _ := k.obj["spec"].(map[string]any)
-	dec, _ := spec["decryption"].(map[string]any)
-	if len(b.opts.SOPS) == 0 || str(dec, "provider") != "sops" {
-		return false, nil
-	}
-	m, err := r.Map()
-	if err != nil || !sops.Encrypted(m) {
-		return false, err
-	}
-	plain, err := sops.Decrypt(m, b.opts.SOPS)
-	if err != nil {
-		return false, fmt.Errorf("SOPS: %w", err)
-	}
-	data, err := json.Marshal(plain)
-	if err != nil {
-		return false, err
-	}
-	return true, r.UnmarshalJSON(data)
 }

@@ -2,8 +2,10 @@
 // kustomize-controller's decryptor does after a Kustomization's build when its
 // spec.decryption.provider is sops: each value SOPS encrypted (AES-256-GCM, its path as
 // additional data) decrypted with the file's data key, which one of the identities opens from
-// the file's age entries; the sops metadata removed. Like kustomize-controller by default, it
-// does not check the file's MAC. Only age keys are read (not PGP, KMS or Vault).
+// the file's age entries; the sops metadata removed. DecryptFile does the same for a file
+// (YAML, JSON, dotenv, binary) that a secretGenerator reads or a Secret's value holds. Like
+// kustomize-controller by default, it does not check the file's MAC. Only age keys are read (not
+// PGP, KMS or Vault).
 // xref: getsops/sops v3 aes/cipher.go Decrypt, sops.go Tree.Decrypt, age/keysource.go;
 // fluxcd/kustomize-controller internal/decryptor/decryptor.go DecryptResource.
 package sops

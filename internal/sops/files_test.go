@@ -1,0 +1,74 @@
+package sops
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// TestDecryptFile: the sops CLI's encrypted files of kustomize-controller's own generator
+// tests (testdata/sops/generator: a binary file, a dotenv file, a binary file inside a
+// Secret's value) decrypt to what its test expects of the Secrets made from them (key: value),
+// told by their markers and written in the format their key names.
+func TestDecryptFile(t *testing.T) {
+	ids, err := LoadIdentities("../../testdata/sops/age.agekey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join("../../testdata/sops/generator", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	var inside struct{ Data map[string]string }
+	if err := sigsyaml.Unmarshal(read("inside-secret.yaml"), &inside); err != nil {
+		t.Fatal(err)
+	}
+	insideKey, err := base64.StdEncoding.DecodeString(inside.Data["key"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		in, out  Format
+		want     string
+		detected Format
+	}{
+		{"files: key=file.txt", read("file.txt"), FormatForPath("key"), FormatForPath("key"), "value", JSON},
+		{"envs: env.env", read("env.env"), Dotenv, Dotenv, "key=value\n", Dotenv},
+		{"a Secret's value", insideKey, JSON, FormatForPath("key"), "value", JSON},
+		{"envs: env.env, written as YAML", read("env.env"), Dotenv, YAML, "key: value\n", Dotenv},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if f, ok := Detect(tc.data); !ok || f != tc.detected {
+				t.Errorf("Detect: %v %v, want %v", f, ok, tc.detected)
+			}
+			if !Encrypts(tc.data, tc.in) {
+				t.Errorf("Encrypts(%v): false", tc.in)
+			}
+			got, err := DecryptFile(tc.data, tc.in, tc.out, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+			if _, err := DecryptFile(tc.data, tc.in, tc.out, nil); err == nil || !strings.Contains(err.Error(), "age") {
+				t.Errorf("with no identity: %v, want an error naming the age recipients", err)
+			}
+		})
+	}
+	if _, ok := Detect([]byte("key=value\n")); ok {
+		t.Error("Detect: a plain dotenv file is taken for an encrypted one")
+	}
+	if _, err := DecryptFile([]byte("[sops]\n"), INI, INI, ids); err == nil || !strings.Contains(err.Error(), "INI files are not decrypted") {
+		t.Errorf("INI: %v, want it refused, named", err)
+	}
+}
