@@ -397,19 +397,7 @@ func TestDiffTreeSOPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]string{
-		"clusters/prod/flux-system/gotk-sync.yaml":     treeBase["clusters/prod/flux-system/gotk-sync.yaml"],
-		"clusters/prod/flux-system/kustomization.yaml": treeBase["clusters/prod/flux-system/kustomization.yaml"],
-		"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./apps/prod
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-  decryption: {provider: sops, secretRef: {name: sops-age}}
-`,
+	files := sopsTree(map[string]string{
 		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, secret.yaml]\n",
 		"apps/prod/secret.yaml":        string(secret),
 		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
@@ -423,9 +411,7 @@ spec:
       sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
   values: {replicas: 1, image: nginx:1.27, greeting: hi}
 `,
-		"charts/web/Chart.yaml":         treeBase["charts/web/Chart.yaml"],
-		"charts/web/templates/web.yaml": treeBase["charts/web/templates/web.yaml"],
-	}
+	})
 	dir := gitTree(t, files)
 	// The head reads the token from the encrypted Secret.
 	writeTree(t, dir, map[string]string{"apps/prod/web.yaml": strings.Replace(files["apps/prod/web.yaml"], "  values:",
@@ -500,19 +486,7 @@ func TestDiffTreeSOPSGeneratorSources(t *testing.T) {
 		}
 		return string(data)
 	}
-	files := map[string]string{
-		"clusters/prod/flux-system/gotk-sync.yaml":     treeBase["clusters/prod/flux-system/gotk-sync.yaml"],
-		"clusters/prod/flux-system/kustomization.yaml": treeBase["clusters/prod/flux-system/kustomization.yaml"],
-		"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: apps, namespace: flux-system}
-spec:
-  interval: 10m
-  path: ./apps/prod
-  prune: true
-  sourceRef: {kind: GitRepository, name: flux-system}
-  decryption: {provider: sops, secretRef: {name: sops-age}}
-`,
+	files := sopsTree(map[string]string{
 		"apps/prod/kustomization.yaml": `namespace: web
 resources: [web.yaml, secret.yaml]
 generatorOptions: {disableNameSuffixHash: true}
@@ -538,9 +512,7 @@ spec:
   - {kind: Secret, name: secret, valuesKey: key, targetPath: image}
   values: {replicas: 1}
 `,
-		"charts/web/Chart.yaml":         treeBase["charts/web/Chart.yaml"],
-		"charts/web/templates/web.yaml": treeBase["charts/web/templates/web.yaml"],
-	}
+	})
 	dir := gitTree(t, files)
 	// The head reads the three from the encrypted files.
 	writeTree(t, dir, map[string]string{
@@ -596,4 +568,29 @@ secretGenerator:
 	if strings.Contains(out+errOut, `"value"`) || strings.Contains(out+errOut, `"plain"`) {
 		t.Errorf("a value from a Secret is printed:\n%s", out)
 	}
+}
+
+// sopsTree is a repository whose apps Kustomization (apps/prod) asks for SOPS decryption, with
+// the web chart, and the files given.
+func sopsTree(files map[string]string) map[string]string {
+	out := map[string]string{
+		"clusters/prod/flux-system/gotk-sync.yaml":     treeBase["clusters/prod/flux-system/gotk-sync.yaml"],
+		"clusters/prod/flux-system/kustomization.yaml": treeBase["clusters/prod/flux-system/kustomization.yaml"],
+		"clusters/prod/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  path: ./apps/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  decryption: {provider: sops, secretRef: {name: sops-age}}
+`,
+		"charts/web/Chart.yaml":         treeBase["charts/web/Chart.yaml"],
+		"charts/web/templates/web.yaml": treeBase["charts/web/templates/web.yaml"],
+	}
+	for name, text := range files {
+		out[name] = text
+	}
+	return out
 }
