@@ -46,6 +46,7 @@ type fleetSide struct {
 	adminPassword string // cluster-secrets' ADMIN_PASSWORD (substituteFrom a Secret)
 	webValues     string // apps/web-values.yaml, a configMapGenerator's file (name hashed)
 	sopsSecret    string // apps/web-sops.yaml, a SOPS-encrypted Secret
+	podinfoColor  string // apps/podinfo-color.bin, a SOPS-encrypted binary file a secretGenerator reads
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -54,9 +55,10 @@ type fleetSide struct {
 // and a Secret) and the apps Kustomization (postBuild substitutions from those and its own,
 // SOPS decryption); apps/ is a kustomize overlay: a configMapGenerator of values whose hashed
 // name kustomize writes into the HelmRelease (nameReference, as Flux's guide configures it), a
-// SOPS-encrypted Secret of values, the chart sources, and three HelmReleases: web (our chart:
-// substituted values, values from the generated ConfigMap and the encrypted Secret), podinfo
-// (the corpus chart: a substituted replica count and a message from a Secret's substitution)
+// SOPS-encrypted Secret of values, a secretGenerator of a SOPS-encrypted file, the chart
+// sources, and three HelmReleases: web (our chart: substituted values, values from the
+// generated ConfigMap and the encrypted Secret), podinfo (the corpus chart: a substituted
+// replica count, a message from a Secret's substitution, a color from the generated Secret)
 // and quiet (substitution disabled by annotation, so that a moved variable leaves it alone).
 func fleetFiles(ns, gitURL, repoURL, registry string, s fleetSide) map[string]string {
 	return map[string]string{
@@ -103,6 +105,9 @@ resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml]
 configMapGenerator:
 - name: web-values
   files: [values.yaml=web-values.yaml]
+secretGenerator:
+- name: podinfo-ui
+  files: [color=podinfo-color.bin]
 configurations: [kustomizeconfig.yaml]
 `, ns),
 		"apps/kustomizeconfig.yaml": `nameReference:
@@ -110,9 +115,14 @@ configurations: [kustomizeconfig.yaml]
   version: v1
   fieldSpecs:
   - {path: spec/valuesFrom/name, kind: HelmRelease}
+- kind: Secret
+  version: v1
+  fieldSpecs:
+  - {path: spec/valuesFrom/name, kind: HelmRelease}
 `,
-		"apps/web-values.yaml": s.webValues,
-		"apps/web-sops.yaml":   s.sopsSecret,
+		"apps/web-values.yaml":   s.webValues,
+		"apps/web-sops.yaml":     s.sopsSecret,
+		"apps/podinfo-color.bin": s.podinfoColor,
 		"apps/sources.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: charts, namespace: %[1]s}
@@ -153,6 +163,8 @@ spec:
   chartRef: {kind: OCIRepository, name: podinfo}
   install: {disableWait: true}
   upgrade: {disableWait: true}
+  valuesFrom:
+  - {kind: Secret, name: podinfo-ui, valuesKey: color, targetPath: ui.color}
   values:
     replicaCount: ${REPLICAS}
     ui: {message: "${ADMIN_PASSWORD}"}
@@ -177,7 +189,8 @@ spec:
 // kustomize-controller, source-controller and helm-controller: the repository is served over
 // Git's smart HTTP protocol (git http-backend) to source-controller, which kustomize-controller
 // builds from (overlays, generators with hashed names, postBuild substitutions from ConfigMaps,
-// Secrets and its own, the substitute: disabled annotation, SOPS decryption with an age key)
+// Secrets and its own, the substitute: disabled annotation, SOPS decryption with an age key of
+// a Secret and of a secretGenerator's file)
 // and helm-controller installs from. The preview of the pull request (a branch) against main,
 // made with no cluster and the age key, is then checked by letting the controllers reconcile
 // main, fast-forwarding main to the branch and letting them reconcile again: for each
@@ -242,13 +255,15 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	t.Cleanup(gitSrv.Close)
 	base := fleetFiles(ns, gitSrv.URL+"/fleet", chartSrv.URL, cluster.Registry, fleetSide{
 		replicas: "1", logLevel: "info", adminPassword: hrSecretMarker + "-subst-base",
-		webValues:  "image: nginx:1.27\n",
-		sopsSecret: sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
+		webValues:    "image: nginx:1.27\n",
+		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()),
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", chartSrv.URL, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
-		webValues:  "image: nginx:1.28\n",
-		sopsSecret: sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
+		webValues:    "image: nginx:1.28\n",
+		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()),
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -308,8 +323,9 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 			}
 		}
 	}
-	// Without the key: the encrypted Secret is only said to have changed, the release that
-	// reads it is named as not rendered (exit 3), the others are previewed all the same.
+	// Without the key: the encrypted Secret is only said to have changed, and each release
+	// that reads an encrypted value (web the Secret, podinfo the Secret its generator makes of
+	// an encrypted file) is named as not rendered (exit 3), never rendered from ciphertext.
 	nokey := exec.Command(cmd.Path, slices.DeleteFunc(slices.Clone(cmd.Args[1:]), func(a string) bool { return a == "--sops-age-key-file" || a == keyFile })...)
 	nokey.Dir, nokey.Env = cmd.Dir, cmd.Env
 	stdout.Reset()
@@ -322,18 +338,10 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if strings.Contains(stdout.String()+stderr.String(), hrSecretMarker) {
 		t.Errorf("diff tree without the age key prints a value from a Secret")
 	}
-	if !strings.Contains(stderr.String(), "HelmRelease "+ns+"/web: not rendered") || !strings.Contains(stderr.String(), "--sops-age-key-file") ||
-		!strings.Contains(stderr.String(), "web-sops (SOPS-encrypted, not decrypted): encrypted: changed") {
-		t.Errorf("diff tree without the age key: want web named as not rendered for want of the key, web-sops as encrypted: changed\n%s", stderr.String())
-	}
-
-	var nokeyDoc treeJSON
-	if err := json.Unmarshal(stdout.Bytes(), &nokeyDoc); err != nil {
-		t.Fatalf("%v\n%s", err, stdout.String())
-	}
-	for _, e := range nokeyDoc.HelmReleases {
-		if e.HelmRelease == ns+"/podinfo" && (e.Report == nil || strings.Join(rowsOf(e.Report), "\n") != strings.Join(predicted["podinfo"], "\n")) {
-			t.Errorf("diff tree without the age key: podinfo (which reads no encrypted Secret) is not previewed as with the key")
+	for _, want := range []string{"HelmRelease " + ns + "/web: not rendered", "HelmRelease " + ns + "/podinfo: not rendered", "--sops-age-key-file",
+		"web-sops (SOPS-encrypted, not decrypted): encrypted: changed"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("diff tree without the age key: want %q\n%s", want, stderr.String())
 		}
 	}
 
@@ -385,47 +393,69 @@ type treeJSON struct {
 	} `json:"helmReleases"`
 }
 
-// sopsSecret is Secret ns/name holding stringData key: value, encrypted as the sops CLI encrypts
-// a Kubernetes Secret for one age recipient (encrypted_regex ^(data|stringData)$): AES-256-GCM
-// with a 32-byte IV and the value's path as additional data, the data key age-encrypted and
-// armored, and the MAC (SHA-512 of every value in order, encrypted with the lastmodified time as
-// additional data), which neither kustomize-controller (by default) nor diff tree checks.
-func sopsSecret(t *testing.T, ns, name, key, value string, recipient age.Recipient) string {
+// sopsFile encrypts one file as the sops CLI does for one age recipient: each value with
+// AES-256-GCM (a 32-byte IV, the value's path as additional data) under a data key that is
+// age-encrypted and armored; the MAC is SHA-512 of every value in order, encrypted with the
+// lastmodified time as additional data (neither kustomize-controller, by default, nor diff tree
+// checks it).
+type sopsFile struct {
+	t         *testing.T
+	dataKey   []byte
+	recipient string
+	armored   string
+	modified  string
+}
+
+func newSOPSFile(t *testing.T, recipient *age.X25519Recipient) *sopsFile {
 	t.Helper()
-	dataKey := make([]byte, 32)
-	rand.Read(dataKey)
-	encrypt := func(plain, additionalData string) string {
-		block, err := aes.NewCipher(dataKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gcm, err := cipher.NewGCMWithNonceSize(block, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		iv := make([]byte, 32)
-		rand.Read(iv)
-		sealed := gcm.Seal(nil, iv, []byte(plain), []byte(additionalData))
-		data, tag := sealed[:len(sealed)-gcm.Overhead()], sealed[len(sealed)-gcm.Overhead():]
-		b64 := base64.StdEncoding.EncodeToString
-		return fmt.Sprintf("ENC[AES256_GCM,data:%s,iv:%s,tag:%s,type:str]", b64(data), b64(iv), b64(tag))
-	}
+	f := &sopsFile{t: t, dataKey: make([]byte, 32), recipient: recipient.String(), modified: time.Now().UTC().Format(time.RFC3339)}
+	rand.Read(f.dataKey)
 	var armored bytes.Buffer
 	aw := armor.NewWriter(&armored)
 	w, err := age.Encrypt(aw, recipient)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(dataKey)
+	w.Write(f.dataKey)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	aw.Close()
-	mac := sha512.New()
-	for _, v := range []string{"v1", "Secret", name, ns, value} {
-		mac.Write([]byte(v))
+	f.armored = strings.TrimSpace(armored.String())
+	return f
+}
+
+// encrypt is plain encrypted at the path additionalData ("stringData:password:").
+func (f *sopsFile) encrypt(plain, additionalData string) string {
+	block, err := aes.NewCipher(f.dataKey)
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	modified := time.Now().UTC().Format(time.RFC3339)
+	gcm, err := cipher.NewGCMWithNonceSize(block, 32)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	iv := make([]byte, 32)
+	rand.Read(iv)
+	sealed := gcm.Seal(nil, iv, []byte(plain), []byte(additionalData))
+	data, tag := sealed[:len(sealed)-gcm.Overhead()], sealed[len(sealed)-gcm.Overhead():]
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("ENC[AES256_GCM,data:%s,iv:%s,tag:%s,type:str]", b64(data), b64(iv), b64(tag))
+}
+
+// mac is the file's encrypted MAC over its values, in order.
+func (f *sopsFile) mac(values ...string) string {
+	h := sha512.New()
+	for _, v := range values {
+		h.Write([]byte(v))
+	}
+	return f.encrypt(strings.ToUpper(hex.EncodeToString(h.Sum(nil))), f.modified)
+}
+
+// sopsSecret is Secret ns/name holding stringData key: value, encrypted as the sops CLI
+// encrypts a Kubernetes Secret (encrypted_regex ^(data|stringData)$).
+func sopsSecret(t *testing.T, ns, name, key, value string, recipient *age.X25519Recipient) string {
+	f := newSOPSFile(t, recipient)
 	return fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata:
@@ -442,9 +472,28 @@ sops:
   mac: %s
   encrypted_regex: ^(data|stringData)$
   version: 3.9.0
-`, name, ns, key, encrypt(value, "stringData:"+key+":"), recipient,
-		strings.ReplaceAll(strings.TrimSpace(armored.String()), "\n", "\n      "), modified,
-		encrypt(strings.ToUpper(hex.EncodeToString(mac.Sum(nil))), modified))
+`, name, ns, key, f.encrypt(value, "stringData:"+key+":"), f.recipient,
+		strings.ReplaceAll(f.armored, "\n", "\n      "), f.modified, f.mac("v1", "Secret", name, ns, value))
+}
+
+// sopsBinary is a file of content value encrypted as the sops CLI encrypts a binary file (a
+// JSON envelope whose data is the file), as a secretGenerator's files source holds one.
+func sopsBinary(t *testing.T, value string, recipient *age.X25519Recipient) string {
+	f := newSOPSFile(t, recipient)
+	doc := map[string]any{
+		"data": f.encrypt(value, "data:"),
+		"sops": map[string]any{
+			"age":          []any{map[string]any{"recipient": f.recipient, "enc": f.armored + "\n"}},
+			"lastmodified": f.modified,
+			"mac":          f.mac(value),
+			"version":      "3.9.0",
+		},
+	}
+	out, err := json.MarshalIndent(doc, "", "\t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // headRevision is the commit HEAD of repo.
