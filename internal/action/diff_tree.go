@@ -206,7 +206,9 @@ func fingerprint(h *fluxtree.HelmRelease) string {
 	spec, _ := h.Object["spec"].(map[string]any)
 	ns := h.Namespace
 	for _, ref := range inputsOf(spec, ns) {
-		parts = append(parts, ref, h.Objects[ref], h.Encrypted[strings.SplitN(ref, "/", 3)[2]])
+		// An encrypted input counts as written: a change to it is a change of inputs (the render
+		// then names it as unreadable), not a HelmRelease left unchanged.
+		parts = append(parts, ref, h.Objects[ref], encryptedObject(h, strings.SplitN(ref, "/", 2)[1]))
 	}
 	data, _ := json.Marshal(parts)
 	sum := sha256.Sum256(data)
@@ -259,26 +261,27 @@ func encryptedChanges(pairs []treePair) []string {
 				continue
 			}
 			seen[k] = true
-			ns, name, _ := strings.Cut(id, "/")
-			b, h := encryptedObject(p.base, ns, name), encryptedObject(p.head, ns, name)
+			kind, nsName, _ := strings.Cut(id, "/")
+			b, h := encryptedObject(p.base, id), encryptedObject(p.head, id)
 			state := "unchanged"
 			if !equality.Semantic.DeepEqual(b, h) {
 				state = "changed"
 			}
-			out = append(out, fmt.Sprintf("Secret %s (SOPS-encrypted, not decrypted): encrypted: %s", id, state))
+			out = append(out, fmt.Sprintf("%s %s (SOPS-encrypted, not decrypted): encrypted: %s", kind, nsName, state))
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// encryptedObject is the encrypted Secret as the tree holds it (fluxtree keeps it out of the
-// objects a render reads), from the HelmRelease's Encrypted set's context.
-func encryptedObject(h *fluxtree.HelmRelease, ns, name string) any {
+// encryptedObject is the encrypted Secret or ConfigMap id ("Kind/namespace/name") as the tree
+// holds it (fluxtree keeps it out of the objects a render reads), from the HelmRelease's
+// context; nil when there is none.
+func encryptedObject(h *fluxtree.HelmRelease, id string) any {
 	if h.EncryptedObjects == nil {
 		return nil
 	}
-	return h.EncryptedObjects[ns+"/"+name]
+	return h.EncryptedObjects[id]
 }
 
 // compare renders one HelmRelease on each side and compares the two renders.
@@ -355,8 +358,8 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 			live: d.Live, base: baseHelmChart(prev)}
 	}
 	for _, v := range hr.Spec.ValuesFrom {
-		if v.Kind == "Secret" && h.Encrypted[hr.Namespace+"/"+v.Name] {
-			return nil, fmt.Errorf("valuesFrom Secret %s/%s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", hr.Namespace, v.Name)
+		if h.Encrypted[v.Kind+"/"+hr.Namespace+"/"+v.Name] {
+			return nil, fmt.Errorf("valuesFrom %s %s/%s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", v.Kind, hr.Namespace, v.Name)
 		}
 	}
 	co := d.Charts

@@ -125,12 +125,23 @@ func gitTree(t *testing.T, files map[string]string) string {
 	}
 	dir := t.TempDir()
 	writeTree(t, dir, files)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "base"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
+	git(t, dir, "init", "-q")
+	commitTree(t, dir, "base")
 	return dir
+}
+
+// commitTree commits every change of the repository dir.
+func commitTree(t *testing.T, dir, message string) {
+	t.Helper()
+	git(t, dir, "add", "-A")
+	git(t, dir, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", message)
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
 }
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -468,6 +479,19 @@ spec:
 	}
 	if code, _, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", filepath.Join(t.TempDir(), "none")); code != ExitError || !strings.Contains(errOut, "--sops-age-key-file") {
 		t.Errorf("a missing key file: exit %d, want 1 naming the flag\n%s", code, errOut)
+	}
+
+	// Only the encrypted Secret changes (sops re-wrote it): without a key the HelmRelease that
+	// reads it is not counted unchanged but named as not rendered; with the key, the same
+	// plaintext is no change.
+	commitTree(t, dir, "the head reads the token")
+	writeTree(t, dir, map[string]string{"apps/prod/secret.yaml": strings.Replace(string(secret), `lastmodified: "2024-11-12T13:33:42Z"`, `lastmodified: "2024-11-13T13:33:42Z"`, 1)})
+	code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if code != ExitUnmeasured || !strings.Contains(errOut, "HelmRelease web/web: not rendered") || !strings.Contains(errOut, "Secret web/age (SOPS-encrypted, not decrypted): encrypted: changed") {
+		t.Errorf("the encrypted Secret re-written, without a key: exit %d, want 3 naming web and the Secret\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", key); code != ExitOK {
+		t.Errorf("the encrypted Secret re-written, with the key: exit %d, want 0 (the same plaintext)\n%s%s", code, out, errOut)
 	}
 }
 

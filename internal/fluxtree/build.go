@@ -181,12 +181,13 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 					Vars: varsOf(o.vars, vars), kustomizationVars: vars})
 			case o.decrypted:
 				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
-			case group == "" && kind == "Secret" && (isSOPS(o.obj) || o.sealed):
-				p.encrypted[o.namespace+"/"+o.name] = true
+			case group == "" && ((kind == "Secret" || kind == "ConfigMap") && isSOPS(o.obj) || o.sealed):
+				id := kind + "/" + o.namespace + "/" + o.name
+				p.encrypted[id] = true
 				if p.sealed == nil {
 					p.sealed = map[string]map[string]any{}
 				}
-				p.sealed[o.namespace+"/"+o.name] = o.obj
+				p.sealed[id] = o.obj
 				delete(p.objects, key)
 			}
 		}
@@ -315,9 +316,9 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 				meta["namespace"] = ns
 			}
 		}
-		// A Secret of sops-encrypted values (a secretGenerator's sources) that kustomize-controller
-		// would decrypt, and this run cannot: kept aside as an encrypted Secret.
-		sealed := !decrypted && str(obj, "kind") == "Secret" && sopsDecryption(k) && encryptedValues(obj)
+		// A Secret of sops-encrypted values (a secretGenerator's sources) that
+		// kustomize-controller would decrypt, and this run cannot: kept aside as encrypted.
+		sealed := !decrypted && sopsDecryption(k) && encryptedValues(obj)
 		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
 			file: originFile(r, rel), decrypted: decrypted, vars: refs, sealed: sealed})
 	}
@@ -361,7 +362,7 @@ func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, 
 		kind, name := str(ref, "kind"), str(ref, "name")
 		optional, _ := ref["optional"].(bool)
 		id := kind + " " + k.namespace + "/" + name
-		if p.encrypted[k.namespace+"/"+name] && kind == "Secret" {
+		if p.encrypted[kind+"/"+k.namespace+"/"+name] {
 			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
 		}
 		o, ok := p.objects[objectKey("", kind, k.namespace, name)]

@@ -80,9 +80,14 @@ func (b *builder) decryptValues(r *resource.Resource) (bool, error) {
 }
 
 // encryptedValues reports whether Secret obj holds a value sops encrypted that was not
-// decrypted: a file (its marker), or an encrypted dotenv file's entries (a secretGenerator's
-// envs source: its sops_mac entry).
+// decrypted: a file (its marker), or an encrypted dotenv file's entries (a secretGenerator's envs
+// source: its sops_mac entry). A ConfigMap is not asked: kustomize-controller decrypts no
+// ConfigMap's values (a configMapGenerator sees a file decrypted only when a secretGenerator
+// names it too).
 func encryptedValues(obj map[string]any) bool {
+	if str(obj, "kind") != "Secret" {
+		return false
+	}
 	data, _ := obj["data"].(map[string]any)
 	for key, v := range data {
 		if key == "sops_mac" {

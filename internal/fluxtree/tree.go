@@ -93,9 +93,9 @@ type HelmRelease struct {
 	Vars              map[string]Var
 	SecretVars        []string
 	kustomizationVars map[string]Var
-	// Encrypted names the SOPS-encrypted Secrets of its context (namespace/name), which its
-	// render cannot read; EncryptedObjects holds them as written (encrypted), to tell whether
-	// one changed without decrypting it.
+	// Encrypted names the SOPS-encrypted Secrets and ConfigMaps of its context
+	// ("Kind/namespace/name"), which its render cannot read; EncryptedObjects holds them as
+	// written (encrypted), to tell whether one changed without decrypting it.
 	Encrypted        map[string]bool
 	EncryptedObjects map[string]map[string]any
 }
