@@ -153,8 +153,8 @@ func (b *builder) decryptSources(k ksRef, src, dir string, manifest []byte) (map
 		}
 		kus.FixKustomization()
 		for _, gen := range kus.SecretGenerator {
-			for _, src := range gen.FileSources {
-				key, file, ok := strings.Cut(src, "=")
+			for _, source := range gen.FileSources {
+				key, file, ok := strings.Cut(source, "=")
 				if !ok {
 					file = key
 				}
