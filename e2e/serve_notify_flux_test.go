@@ -161,7 +161,16 @@ spec:
 	if link := console + "/helmrelease/" + ns + "/web"; ev.Metadata["console"] != link {
 		t.Errorf("the event's metadata %v, want console %s", ev.Metadata, link)
 	}
-	since := helmReleaseRow(t, p, ns).Since
+	// The event is sent during the run that found the drift, /report updated at its end.
+	var since *time.Time
+	testenv.Eventually(t, 12*time.Second, "/report shows since when the drift is", func() (bool, string) {
+		r := helmReleaseRow(t, p, ns)
+		if r == nil || r.Since == nil {
+			return false, fmt.Sprintf("row %+v", r)
+		}
+		since = r.Since
+		return true, ""
+	})
 
 	// Ten more runs of the same drift: nothing more.
 	runsAfter(p, 10)
