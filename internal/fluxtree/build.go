@@ -65,9 +65,10 @@ type builder struct {
 type pool struct {
 	objects   map[string]map[string]any
 	vars      map[string]string
+	// encrypted names the Secrets and ConfigMaps kept aside as SOPS-encrypted
+	// ("Kind/namespace/name"); sealed holds them as written.
 	encrypted map[string]bool
-	// sealed are the SOPS-encrypted Secrets as written, by namespace/name.
-	sealed map[string]map[string]any
+	sealed    map[string]map[string]any
 	// refs are the substitution variables each substituted ConfigMap and Secret refers to,
 	// by objectKey (see refer).
 	refs map[string]map[string]Var
