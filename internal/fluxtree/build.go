@@ -63,8 +63,8 @@ type builder struct {
 
 // pool is the objects one context applies.
 type pool struct {
-	objects   map[string]map[string]any
-	vars      map[string]string
+	objects map[string]map[string]any
+	vars    map[string]string
 	// encrypted names the Secrets and ConfigMaps kept aside as SOPS-encrypted
 	// ("Kind/namespace/name"); sealed holds them as written.
 	encrypted map[string]bool
