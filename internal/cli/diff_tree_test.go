@@ -618,3 +618,44 @@ spec:
 	}
 	return out
 }
+
+// TestDiffTreeSOPSConfigMap: a SOPS-encrypted ConfigMap (kustomize-controller decrypts any
+// kind) is, without a key, kept aside like an encrypted Secret: the HelmRelease whose values
+// come from it is named as not rendered (exit 3), never rendered from its ciphertext.
+func TestDiffTreeSOPSConfigMap(t *testing.T) {
+	secret, err := os.ReadFile(filepath.Join(golden.RepoRoot(), "testdata/sops/age.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configMap := strings.Replace(string(secret), "kind: Secret", "kind: ConfigMap", 1)
+	files := sopsTree(map[string]string{
+		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml]\n",
+		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+  values: {replicas: 1, image: nginx:1.27, greeting: hi}
+`,
+	})
+	dir := gitTree(t, files)
+	writeTree(t, dir, map[string]string{
+		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, values.yaml]\n",
+		"apps/prod/values.yaml":        configMap,
+		"apps/prod/web.yaml": strings.Replace(files["apps/prod/web.yaml"], "  values:",
+			"  valuesFrom:\n  - {kind: ConfigMap, name: age, valuesKey: key, targetPath: token}\n  values:", 1),
+	})
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("SOPS_AGE_KEY", "")
+	code, out, errOut := runTree(t, dir, "--base", "HEAD")
+	if code != ExitUnmeasured || !strings.Contains(errOut, "valuesFrom ConfigMap web/age is SOPS-encrypted") {
+		t.Errorf("exit %d, want 3 naming the encrypted ConfigMap\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "ENC[AES256_GCM") {
+		t.Errorf("the ConfigMap's ciphertext is rendered:\n%s", out)
+	}
+}
