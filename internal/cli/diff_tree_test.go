@@ -411,22 +411,11 @@ func TestDiffTreeSOPS(t *testing.T) {
 	files := sopsTree(map[string]string{
 		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, secret.yaml]\n",
 		"apps/prod/secret.yaml":        string(secret),
-		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: web}
-spec:
-  interval: 10m
-  chart:
-    spec:
-      chart: ./charts/web
-      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-  values: {replicas: 1, image: nginx:1.27, greeting: hi}
-`,
+		"apps/prod/web.yaml":           sopsWeb(sopsWebValues),
 	})
 	dir := gitTree(t, files)
 	// The head reads the token from the encrypted Secret.
-	writeTree(t, dir, map[string]string{"apps/prod/web.yaml": strings.Replace(files["apps/prod/web.yaml"], "  values:",
-		"  valuesFrom:\n  - {kind: Secret, name: age, valuesKey: key, targetPath: token}\n  values:", 1)})
+	writeTree(t, dir, map[string]string{"apps/prod/web.yaml": sopsWeb(sopsWebValues, "{kind: Secret, name: age, valuesKey: key, targetPath: token}")})
 	t.Setenv("SOPS_AGE_KEY_FILE", "")
 	t.Setenv("SOPS_AGE_KEY", "")
 	const plaintext = "value" // stringData.key decrypted
@@ -521,21 +510,10 @@ secretGenerator:
 		"apps/prod/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: secret}\nstringData: {key: plain}\n",
 		"apps/prod/env.env":     fixture("env.env"),
 		"apps/prod/file.txt":    fixture("file.txt"),
-		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: web}
-spec:
-  interval: 10m
-  chart:
-    spec:
-      chart: ./charts/web
-      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-  valuesFrom:
-  - {kind: Secret, name: from-env, valuesKey: key, targetPath: token}
-  - {kind: Secret, name: from-file, valuesKey: key, targetPath: greeting}
-  - {kind: Secret, name: secret, valuesKey: key, targetPath: image}
-  values: {replicas: 1}
-`,
+		"apps/prod/web.yaml": sopsWeb("{replicas: 1}",
+			"{kind: Secret, name: from-env, valuesKey: key, targetPath: token}",
+			"{kind: Secret, name: from-file, valuesKey: key, targetPath: greeting}",
+			"{kind: Secret, name: secret, valuesKey: key, targetPath: image}"),
 	})
 	dir := gitTree(t, files)
 	// The head reads the three from the encrypted files.
@@ -630,24 +608,13 @@ func TestDiffTreeSOPSConfigMap(t *testing.T) {
 	configMap := strings.Replace(string(secret), "kind: Secret", "kind: ConfigMap", 1)
 	files := sopsTree(map[string]string{
 		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml]\n",
-		"apps/prod/web.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: web}
-spec:
-  interval: 10m
-  chart:
-    spec:
-      chart: ./charts/web
-      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
-  values: {replicas: 1, image: nginx:1.27, greeting: hi}
-`,
+		"apps/prod/web.yaml":           sopsWeb(sopsWebValues),
 	})
 	dir := gitTree(t, files)
 	writeTree(t, dir, map[string]string{
 		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, values.yaml]\n",
 		"apps/prod/values.yaml":        configMap,
-		"apps/prod/web.yaml": strings.Replace(files["apps/prod/web.yaml"], "  values:",
-			"  valuesFrom:\n  - {kind: ConfigMap, name: age, valuesKey: key, targetPath: token}\n  values:", 1),
+		"apps/prod/web.yaml":           sopsWeb(sopsWebValues, "{kind: ConfigMap, name: age, valuesKey: key, targetPath: token}"),
 	})
 	t.Setenv("SOPS_AGE_KEY_FILE", "")
 	t.Setenv("SOPS_AGE_KEY", "")
@@ -658,4 +625,26 @@ spec:
 	if strings.Contains(out+errOut, "ENC[AES256_GCM") {
 		t.Errorf("the ConfigMap's ciphertext is rendered:\n%s", out)
 	}
+}
+
+// sopsWebValues are sopsWeb's values when valuesFrom sets none of them.
+const sopsWebValues = "{replicas: 1, image: nginx:1.27, greeting: hi}"
+
+// sopsWeb is HelmRelease web (the chart charts/web from the repository) with spec.values
+// values and the valuesFrom entries given.
+func sopsWeb(values string, valuesFrom ...string) string {
+	from := ""
+	if len(valuesFrom) > 0 {
+		from = "  valuesFrom:\n  - " + strings.Join(valuesFrom, "\n  - ") + "\n"
+	}
+	return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+` + from + "  values: " + values + "\n"
 }
