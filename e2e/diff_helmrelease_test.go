@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -466,11 +464,7 @@ func TestDiffHelmReleaseHelmRepository(t *testing.T) {
 	t.Parallel() // its own namespace and Helm homes
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
-	dir := t.TempDir()
-	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", dir)
-	h.run(t, false, nil, "repo", "index", dir)
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(srv.Close)
+	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"))
 	applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: charts, namespace: %[1]s}
@@ -492,7 +486,7 @@ spec:
   install: {disableWait: true}
   valuesFrom:
   - {kind: Secret, name: webapp-secret}
-  values: {replicas: 1}`, ns, srv.URL, hrSecretMarker))
+  values: {replicas: 1}`, ns, charts, hrSecretMarker))
 	waitHistory(t, ns, 1)
 	r := renderHelmRelease(t, ns, "web")
 	if r.Source.Kind != "HelmChart" || r.Source.Name != ns+"-web" || r.Source.From != "artifact" {

@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -123,21 +122,7 @@ configurations: [kustomizeconfig.yaml]
 		"apps/web-values.yaml":   s.webValues,
 		"apps/web-sops.yaml":     s.sopsSecret,
 		"apps/podinfo-color.bin": s.podinfoColor,
-		"apps/sources.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: HelmRepository
-metadata: {name: charts, namespace: %[1]s}
-spec: {url: %[2]q, interval: 1h}
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata: {name: podinfo, namespace: %[1]s}
-spec:
-  url: oci://%[3]s/%[1]s/podinfo
-  insecure: true
-  interval: 1h
-  ref: {semver: ">=6.0.0"}
-  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
-`, ns, repoURL, registry),
+		"apps/sources.yaml":      treeSources(ns, repoURL, registry),
 		"apps/web.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: web, namespace: %[1]s}
@@ -199,13 +184,7 @@ spec:
 // upgraded, and no value from a Secret (a SOPS-encrypted one, a substituted one) is shown.
 func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	t.Parallel() // its own namespace, repository and Helm homes
-	podinfo := filepath.Join(repoRoot, "../shared/corpus/podinfo")
-	if _, err := os.Stat(podinfo); err != nil {
-		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") != "" {
-			t.Fatal("HELM_DRIFT_REQUIRE_CORPUS is set but ../shared/corpus/podinfo is absent")
-		}
-		t.Skip("../shared/corpus is absent (a user's clone): the preview is not checked against kustomize-controller")
-	}
+	podinfo := corpusPodinfo(t, "kustomize-controller")
 	backend, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Fatalf("git --exec-path: %v", err)
@@ -214,18 +193,8 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	ns := cluster.Namespace(t)
 
 	// Charts: webapp in an HTTP repository, podinfo from the corpus in the OCI registry.
-	charts := t.TempDir()
-	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", charts)
-	h.run(t, false, nil, "repo", "index", charts)
-	chartSrv := httptest.NewServer(http.FileServer(http.Dir(charts)))
-	t.Cleanup(chartSrv.Close)
-	pkg := t.TempDir()
-	h.run(t, false, nil, "package", podinfo, "-d", pkg)
-	tgz, _ := filepath.Glob(filepath.Join(pkg, "podinfo-*.tgz"))
-	if len(tgz) != 1 {
-		t.Fatalf("helm package podinfo: %v", tgz)
-	}
-	h.run(t, false, nil, "push", tgz[0], "oci://"+cluster.Registry+"/"+ns, "--plain-http")
+	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"))
+	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)
 
 	// The age key: kustomize-controller reads it from the Kustomization's decryption Secret,
 	// the preview from a file.
@@ -253,13 +222,13 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
 	})
 	t.Cleanup(gitSrv.Close)
-	base := fleetFiles(ns, gitSrv.URL+"/fleet", chartSrv.URL, cluster.Registry, fleetSide{
+	base := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "1", logLevel: "info", adminPassword: hrSecretMarker + "-subst-base",
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()),
 	})
-	head := fleetFiles(ns, gitSrv.URL+"/fleet", chartSrv.URL, cluster.Registry, fleetSide{
+	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),

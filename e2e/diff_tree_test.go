@@ -31,21 +31,7 @@ func treeFiles(ns, repoURL, registry, webVersion, webValuesFiles, logLevel, pass
 		webValuesFiles = ", valuesFiles: " + webValuesFiles
 	}
 	return map[string]string{
-		"apps/sources.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: HelmRepository
-metadata: {name: charts, namespace: %[1]s}
-spec: {url: %[2]q, interval: 1h}
----
-apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata: {name: podinfo, namespace: %[1]s}
-spec:
-  url: oci://%[3]s/%[1]s/podinfo
-  insecure: true
-  interval: 1h
-  ref: {semver: ">=6.0.0"}
-  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
-`, ns, repoURL, registry),
+		"apps/sources.yaml": treeSources(ns, repoURL, registry),
 		"apps/web.yaml": fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata: {name: web-values, namespace: %[1]s}
@@ -105,13 +91,7 @@ spec:
 // does), an edit helm-controller ignores upgrades nothing, and no value from a Secret is shown.
 func TestDiffTreePredictsHelmController(t *testing.T) {
 	t.Parallel() // its own namespace, repository and Helm homes
-	podinfo := filepath.Join(repoRoot, "../shared/corpus/podinfo")
-	if _, err := os.Stat(podinfo); err != nil {
-		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") != "" {
-			t.Fatal("HELM_DRIFT_REQUIRE_CORPUS is set but ../shared/corpus/podinfo is absent")
-		}
-		t.Skip("../shared/corpus is absent (a user's clone): the preview is not checked against helm-controller")
-	}
+	podinfo := corpusPodinfo(t, "helm-controller")
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 
@@ -119,8 +99,6 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	// source-controller merges when the head lists it in valuesFiles: a third image and a tier
 	// that renders one more object) in an HTTP repository; podinfo from the corpus in the OCI
 	// registry.
-	charts := t.TempDir()
-	h.run(t, false, nil, "package", filepath.Join(repoRoot, "testdata/charts/webapp"), "-d", charts)
 	v11 := filepath.Join(t.TempDir(), "webapp")
 	copyDir(t, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
 	replaceIn(t, filepath.Join(v11, "Chart.yaml"), "version: 1.0.0", "version: 1.1.0")
@@ -130,21 +108,12 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		"templates/tier.yaml": "{{- with .Values.tier }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ $.Release.Name }}-tier}\n" +
 			"data: {tier: {{ . | quote }}}\n{{- end }}\n",
 	})
-	h.run(t, false, nil, "package", v11, "-d", charts)
-	h.run(t, false, nil, "repo", "index", charts)
-	srv := httptest.NewServer(http.FileServer(http.Dir(charts)))
-	t.Cleanup(srv.Close)
-	pkg := t.TempDir()
-	h.run(t, false, nil, "package", podinfo, "-d", pkg)
-	tgz, _ := filepath.Glob(filepath.Join(pkg, "podinfo-*.tgz"))
-	if len(tgz) != 1 {
-		t.Fatalf("helm package podinfo: %v", tgz)
-	}
-	h.run(t, false, nil, "push", tgz[0], "oci://"+cluster.Registry+"/"+ns, "--plain-http")
+	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
+	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)
 
 	secretBase, secretHead := hrSecretMarker+"-base", hrSecretMarker+"-head"
-	base := treeFiles(ns, srv.URL, cluster.Registry, "1.0.0", "", "info", secretBase, "1", "1h")
-	head := treeFiles(ns, srv.URL, cluster.Registry, "1.1.0", "[values.yaml, values-prod.yaml]", "debug", secretHead, "2", "2h")
+	base := treeFiles(ns, charts, cluster.Registry, "1.0.0", "", "info", secretBase, "1", "1h")
+	head := treeFiles(ns, charts, cluster.Registry, "1.1.0", "[values.yaml, values-prod.yaml]", "debug", secretHead, "2", "2h")
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -402,4 +371,65 @@ func copyDir(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// treeSources are the chart sources of the tree tests' repositories in namespace ns: the HTTP
+// Helm repository charts at repoURL, and the OCIRepository podinfo in the test registry.
+func treeSources(ns, repoURL, registry string) string {
+	return fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: %[1]s}
+spec: {url: %[2]q, interval: 1h}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: podinfo, namespace: %[1]s}
+spec:
+  url: oci://%[3]s/%[1]s/podinfo
+  insecure: true
+  interval: 1h
+  ref: {semver: ">=6.0.0"}
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+`, ns, repoURL, registry)
+}
+
+// corpusPodinfo is the corpus chart podinfo (../shared/corpus/podinfo). The test is skipped
+// when the corpus is absent (a user's clone), and fails when HELM_DRIFT_REQUIRE_CORPUS is set;
+// checked names what the preview would have been checked against.
+func corpusPodinfo(t *testing.T, checked string) string {
+	t.Helper()
+	podinfo := filepath.Join(repoRoot, "../shared/corpus/podinfo")
+	if _, err := os.Stat(podinfo); err != nil {
+		if os.Getenv("HELM_DRIFT_REQUIRE_CORPUS") != "" {
+			t.Fatal("HELM_DRIFT_REQUIRE_CORPUS is set but ../shared/corpus/podinfo is absent")
+		}
+		t.Skip("../shared/corpus is absent (a user's clone): the preview is not checked against " + checked)
+	}
+	return podinfo
+}
+
+// chartRepository packages the charts at dirs into an HTTP Helm repository (their index.yaml)
+// served on loopback for the test's duration; it returns its URL.
+func chartRepository(t *testing.T, h *helmCLI, dirs ...string) string {
+	t.Helper()
+	charts := t.TempDir()
+	for _, d := range dirs {
+		h.run(t, false, nil, "package", d, "-d", charts)
+	}
+	h.run(t, false, nil, "repo", "index", charts)
+	srv := httptest.NewServer(http.FileServer(http.Dir(charts)))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// pushChart packages the chart at dir and pushes it to the OCI repository repo (plain HTTP).
+func pushChart(t *testing.T, h *helmCLI, dir, repo string) {
+	t.Helper()
+	pkg := t.TempDir()
+	h.run(t, false, nil, "package", dir, "-d", pkg)
+	tgz, _ := filepath.Glob(filepath.Join(pkg, "*.tgz"))
+	if len(tgz) != 1 {
+		t.Fatalf("helm package %s: %v", dir, tgz)
+	}
+	h.run(t, false, nil, "push", tgz[0], repo, "--plain-http")
 }
