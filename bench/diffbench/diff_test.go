@@ -51,8 +51,14 @@ type run struct {
 
 func measure(t *testing.T, env []string, name string, args ...string) run {
 	t.Helper()
+	return measureIn(t, "", env, name, args...)
+}
+
+// measureIn is measure with the command run in dir ("": the test's own).
+func measureIn(t *testing.T, dir string, env []string, name string, args ...string) run {
+	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Env = env
+	cmd.Dir, cmd.Env = dir, env
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()

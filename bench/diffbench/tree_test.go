@@ -170,16 +170,9 @@ spec:
 		if all {
 			args = append(args, "--all")
 		}
-		cmd := exec.Command(bin, args...)
-		cmd.Dir, cmd.Env = repo, env
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		r := run{wall: time.Since(start), out: string(out)}
-		if ee, ok := err.(*exec.ExitError); ok {
-			r.code = ee.ExitCode()
-		}
+		r := measureIn(t, repo, env, bin, args...)
 		if r.code != 0 && r.code != 2 {
-			t.Fatalf("diff tree: exit %d\n%s", r.code, out)
+			t.Fatalf("diff tree: exit %d\n%s%s", r.code, r.out, r.stderr)
 		}
 		return r
 	}
@@ -203,15 +196,9 @@ spec:
 		flateBin := filepath.Join(lastLine(string(out)), "flate")
 		flateEnv := append(env, "FLATE_NO_PROGRESS=1", "FLATE_CACHE_DIR="+filepath.Join(t.TempDir(), "flate"), "FLATE_KUBE_VERSION=1.34.2")
 		flate = func(args ...string) run {
-			cmd := exec.Command(flateBin, args...)
-			cmd.Dir, cmd.Env = repo, flateEnv
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			start := time.Now()
-			err := cmd.Run()
-			r := run{wall: time.Since(start), out: stdout.String(), stderr: stderr.String()}
-			if err != nil {
-				t.Fatalf("flate %v: %v\n%s", args, err, stderr.String())
+			r := measureIn(t, repo, flateEnv, flateBin, args...)
+			if r.code != 0 {
+				t.Fatalf("flate %v: exit %d\n%s", args, r.code, r.stderr)
 			}
 			return r
 		}
