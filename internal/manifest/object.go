@@ -217,6 +217,9 @@ func scan(d *Document, intern *strs) (Object, bool) {
 		if trimmed[0] == '\t' {
 			return o, false
 		}
+		if !content && indent > 0 {
+			return o, false // the root is indented: a scalar or a nested node, only the parser reads it
+		}
 		content = true
 		if scalarAt >= 0 && indent > scalarAt {
 			return o, false
