@@ -119,7 +119,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
 	for _, d := range ht.Decrypted {
-		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the age identities given")
+		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the keys given")
 	}
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
@@ -359,7 +359,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	}
 	for _, v := range hr.Spec.ValuesFrom {
 		if h.Encrypted[v.Kind+"/"+hr.Namespace+"/"+v.Name] {
-			return nil, fmt.Errorf("valuesFrom %s %s/%s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", v.Kind, hr.Namespace, v.Name)
+			return nil, fmt.Errorf("valuesFrom %s %s/%s is SOPS-encrypted: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", v.Kind, hr.Namespace, v.Name)
 		}
 	}
 	co := d.Charts

@@ -53,6 +53,7 @@ type diffTreeCmd struct {
 	substitute   []string
 	cache        string
 	sopsKeys     string
+	pgpKeys      []string
 	live         bool
 }
 
@@ -71,6 +72,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
 	fs.BoolVar(&d.tree.Charts.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
 	fs.StringVar(&d.sopsKeys, "sops-age-key-file", "", "age identities (AGE-SECRET-KEY-1... lines) to decrypt the SOPS-encrypted objects of the Kustomizations whose spec.decryption.provider is sops, as kustomize-controller does with its decryption keys (default: $SOPS_AGE_KEY_FILE, and the keys in $SOPS_AGE_KEY; none: they are never decrypted)")
+	fs.StringArrayVar(&d.pgpKeys, "sops-pgp-key-file", nil, "armored OpenPGP private keys (gpg --export-secret-keys --armor, the *.asc entries of a decryption Secret), without a passphrase, to decrypt what was encrypted for them, as --sops-age-key-file; repeatable")
 	fs.BoolVar(&d.live, "live", false, "add the cluster (the kubeconfig's) as a third side: each row says whether the cluster already has the head's value, still has the base's, or holds another (drift the merge overwrites)")
 	d.kube.BindOneClusterFlags(fs)
 	fs.BoolVar(&d.tree.CountUnstable, "count-unstable", false, "count as changes the fields on which two renders of the same inputs disagree (random values, timestamps); by default they are flagged unstable and not counted")
@@ -146,6 +148,9 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 	ids, err := sops.LoadIdentities(d.sopsKeys)
 	if err != nil {
 		return fmt.Errorf("--sops-age-key-file: %w", err)
+	}
+	if ids.PGP, err = sops.LoadPGP(d.pgpKeys); err != nil {
+		return fmt.Errorf("--sops-pgp-key-file: %w", err)
 	}
 	d.tree.Tree.SOPS = ids
 	d.tree.Workers = max(1, d.measure.Workers/4)

@@ -404,70 +404,87 @@ spec:
 // printed.
 func TestDiffTreeSOPS(t *testing.T) {
 	root := golden.RepoRoot()
-	secret, err := os.ReadFile(filepath.Join(root, "testdata/sops/age.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := sopsTree(map[string]string{
-		"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, secret.yaml]\n",
-		"apps/prod/secret.yaml":        string(secret),
-		"apps/prod/web.yaml":           sopsWeb(sopsWebValues),
-	})
-	dir := gitTree(t, files)
-	// The head reads the token from the encrypted Secret.
-	writeTree(t, dir, map[string]string{"apps/prod/web.yaml": sopsWeb(sopsWebValues, "{kind: Secret, name: age, valuesKey: key, targetPath: token}")})
+	// The age case goes on below; the PGP one (the key of kustomize-controller's own PGP
+	// test, an RSA key) is the same up to the key.
+	var dir, key string
+	var secret []byte
 	t.Setenv("SOPS_AGE_KEY_FILE", "")
 	t.Setenv("SOPS_AGE_KEY", "")
-	const plaintext = "value" // stringData.key decrypted
-
-	code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
-	if code != ExitUnmeasured || !strings.Contains(out+errOut, "SOPS-encrypted") {
-		t.Errorf("without a key: exit %d, want 3 naming the encrypted Secret\n%s%s", code, out, errOut)
-	}
-
-	key := filepath.Join(root, "testdata/sops/age.agekey")
-	code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json", "--sops-age-key-file", key)
-	if code != ExitDrift {
-		t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
-	}
-	var doc treeDocument
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
-		t.Fatalf("want one HelmRelease with its report: %s", out)
-	}
-	var token *diff.Row
-	for _, o := range doc.HelmReleases[0].Report.Objects {
-		for i, r := range o.Rows {
-			if strings.HasSuffix(r.Path, "env[name=TOKEN].value") {
-				token = &o.Rows[i]
+	parent := t // the age case's repository outlives its subtest
+	for _, c := range []struct{ name, flag, key string }{
+		{"pgp", "--sops-pgp-key-file", "pgp.asc"},
+		{"age", "--sops-age-key-file", "age.agekey"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var err error
+			secret, err = os.ReadFile(filepath.Join(root, "testdata/sops", c.name+".yaml"))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			files := sopsTree(map[string]string{
+				"apps/prod/kustomization.yaml": "namespace: web\nresources: [web.yaml, secret.yaml]\n",
+				"apps/prod/secret.yaml":        string(secret),
+				"apps/prod/web.yaml":           sopsWeb(sopsWebValues),
+			})
+			dir = gitTree(parent, files)
+			// The head reads the token from the encrypted Secret.
+			writeTree(t, dir, map[string]string{"apps/prod/web.yaml": sopsWeb(sopsWebValues, "{kind: Secret, name: "+c.name+", valuesKey: key, targetPath: token}")})
+			const plaintext = "value" // stringData.key decrypted
+
+			code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+			if code != ExitUnmeasured || !strings.Contains(out+errOut, "SOPS-encrypted") {
+				t.Errorf("without a key: exit %d, want 3 naming the encrypted Secret\n%s%s", code, out, errOut)
+			}
+
+			key = filepath.Join(root, "testdata/sops", c.key)
+			code, out, errOut = runTree(t, dir, "--base", "HEAD", "-o", "json", c.flag, key)
+			if code != ExitDrift {
+				t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
+			}
+			var doc treeDocument
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
+				t.Fatalf("want one HelmRelease with its report: %s", out)
+			}
+			var token *diff.Row
+			for _, o := range doc.HelmReleases[0].Report.Objects {
+				for i, r := range o.Rows {
+					if strings.HasSuffix(r.Path, "env[name=TOKEN].value") {
+						token = &o.Rows[i]
+					}
+				}
+			}
+			if token == nil || !token.Redacted {
+				t.Errorf("the token's row: %+v, want it, redacted", token)
+			}
+			if !strings.Contains(strings.Join(doc.Notes, "\n"), "Secret web/"+c.name+" (Kustomization flux-system/apps): SOPS-encrypted, decrypted with the keys given") {
+				t.Errorf("notes %v: want the decrypted Secret named", doc.Notes)
+			}
+			for _, format := range []string{"json", "yaml", "table", "markdown", "diff", "github", "html", "counts"} {
+				_, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", format, "-C", "-1", c.flag, key)
+				if strings.Contains(out+errOut, `"`+plaintext+`"`) || strings.Contains(out+errOut, "TOKEN value: "+plaintext) || strings.Contains(out+errOut, ": "+plaintext+"\n") {
+					t.Errorf("-o %s prints the decrypted value", format)
+				}
+			}
+			if code, _, errOut = runTree(t, dir, "--base", "HEAD", c.flag, filepath.Join(t.TempDir(), "none")); code != ExitError || !strings.Contains(errOut, c.flag) {
+				t.Errorf("a missing key file: exit %d, want 1 naming the flag\n%s", code, errOut)
+			}
+		})
 	}
-	if token == nil || !token.Redacted {
-		t.Errorf("the token's row: %+v, want it, redacted", token)
+	if t.Failed() {
+		return
 	}
-	if !strings.Contains(strings.Join(doc.Notes, "\n"), "Secret web/age (Kustomization flux-system/apps): SOPS-encrypted, decrypted with the age identities given") {
-		t.Errorf("notes %v: want the decrypted Secret named", doc.Notes)
-	}
-	for _, format := range []string{"json", "yaml", "table", "markdown", "diff", "github", "html", "counts"} {
-		_, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", format, "-C", "-1", "--sops-age-key-file", key)
-		if strings.Contains(out+errOut, `"`+plaintext+`"`) || strings.Contains(out+errOut, "TOKEN value: "+plaintext) || strings.Contains(out+errOut, ": "+plaintext+"\n") {
-			t.Errorf("-o %s prints the decrypted value", format)
-		}
-	}
+
 	// A key that opens nothing: named, exit 3.
 	other := filepath.Join(t.TempDir(), "other.agekey")
 	if err := os.WriteFile(other, []byte("AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQS6PXPC2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", other)
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", other)
 	if code == ExitOK || code == ExitDrift {
 		t.Errorf("another key: exit %d\n%s%s", code, out, errOut)
-	}
-	if code, _, errOut = runTree(t, dir, "--base", "HEAD", "--sops-age-key-file", filepath.Join(t.TempDir(), "none")); code != ExitError || !strings.Contains(errOut, "--sops-age-key-file") {
-		t.Errorf("a missing key file: exit %d, want 1 naming the flag\n%s", code, errOut)
 	}
 
 	// Only the encrypted Secret changes (sops re-wrote it): without a key the HelmRelease that

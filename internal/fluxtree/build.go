@@ -364,7 +364,7 @@ func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, 
 		optional, _ := ref["optional"].(bool)
 		id := kind + " " + k.namespace + "/" + name
 		if p.encrypted[kind+"/"+k.namespace+"/"+name] {
-			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree decrypts it only with its age key (--sops-age-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
+			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
 		}
 		o, ok := p.objects[objectKey("", kind, k.namespace, name)]
 		if !ok {

@@ -30,7 +30,7 @@ func sopsDecryption(k ksRef) bool {
 // written (kustomize-controller would apply it so).
 // xref: kustomize-controller internal/decryptor/decryptor.go DecryptResource.
 func (b *builder) decrypt(k ksRef, r *resource.Resource) (bool, error) {
-	if len(b.opts.SOPS) == 0 || !sopsDecryption(k) {
+	if b.opts.SOPS.Empty() || !sopsDecryption(k) {
 		return false, nil
 	}
 	m, err := r.Map()
@@ -112,7 +112,7 @@ func encryptedValues(obj map[string]any) bool {
 // xref: kustomize-controller internal/decryptor/decryptor.go DecryptSources,
 // decryptKustomizationSources, recurseKustomizationFiles.
 func (b *builder) decryptSources(k ksRef, src, dir string, manifest []byte) (map[string][]byte, error) {
-	if len(b.opts.SOPS) == 0 || !sopsDecryption(k) {
+	if b.opts.SOPS.Empty() || !sopsDecryption(k) {
 		return nil, nil
 	}
 	out := map[string][]byte{}

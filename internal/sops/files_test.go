@@ -60,7 +60,7 @@ func TestDecryptFile(t *testing.T) {
 			if string(got) != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if _, err := DecryptFile(tc.data, tc.in, tc.out, nil); err == nil || !strings.Contains(err.Error(), "age") {
+			if _, err := DecryptFile(tc.data, tc.in, tc.out, Identities{}); err == nil || !strings.Contains(err.Error(), "age") {
 				t.Errorf("with no identity: %v, want an error naming the age recipients", err)
 			}
 		})

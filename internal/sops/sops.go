@@ -4,8 +4,8 @@
 // additional data) decrypted with the file's data key, which one of the identities opens from
 // the file's age entries; the sops metadata removed. DecryptFile does the same for a file
 // (YAML, JSON, dotenv, binary) that a secretGenerator reads or a Secret's value holds. Like
-// kustomize-controller by default, it does not check the file's MAC. Only age keys are read (not
-// PGP, KMS or Vault).
+// kustomize-controller by default, it does not check the file's MAC. Age and OpenPGP keys are
+// read (not KMS or Vault).
 // xref: getsops/sops v3 aes/cipher.go Decrypt, sops.go Tree.Decrypt, age/keysource.go;
 // fluxcd/kustomize-controller internal/decryptor/decryptor.go DecryptResource.
 package sops
@@ -26,14 +26,22 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
+	"github.com/ProtonMail/go-crypto/openpgp"
 )
 
-// Identities are the age identities a run decrypts with.
-type Identities []age.Identity
+// Identities are the keys a run decrypts with: age identities and OpenPGP private keys, as a
+// Kustomization's decryption Secret holds them (*.agekey, *.asc).
+type Identities struct {
+	Age []age.Identity
+	PGP openpgp.EntityList
+}
+
+// Empty reports whether there is no key at all: nothing is then decrypted.
+func (ids Identities) Empty() bool { return len(ids.Age) == 0 && len(ids.PGP) == 0 }
 
 // LoadIdentities reads age identities as sops does: the file named by file, else the file
 // named by $SOPS_AGE_KEY_FILE, and the keys in $SOPS_AGE_KEY. None is not an error: the
-// caller then decrypts nothing.
+// caller then decrypts nothing. LoadPGP reads the OpenPGP keys.
 func LoadIdentities(file string) (Identities, error) {
 	var ids Identities
 	read := func(where string, r io.Reader) error {
@@ -41,7 +49,7 @@ func LoadIdentities(file string) (Identities, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w (want age identities, AGE-SECRET-KEY-1... lines)", where, err)
 		}
-		ids = append(ids, got...)
+		ids.Age = append(ids.Age, got...)
 		return nil
 	}
 	if file == "" {
@@ -50,16 +58,16 @@ func LoadIdentities(file string) (Identities, error) {
 	if file != "" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, fmt.Errorf("age key file: %w", err)
+			return Identities{}, fmt.Errorf("age key file: %w", err)
 		}
 		defer f.Close()
 		if err := read(file, f); err != nil {
-			return nil, err
+			return Identities{}, err
 		}
 	}
 	if k := os.Getenv("SOPS_AGE_KEY"); k != "" {
 		if err := read("$SOPS_AGE_KEY", strings.NewReader(k)); err != nil {
-			return nil, err
+			return Identities{}, err
 		}
 	}
 	return ids, nil
@@ -94,8 +102,9 @@ func Decrypt(obj map[string]any, ids Identities) (map[string]any, error) {
 	return out, nil
 }
 
-// dataKey opens the file's data key with the first identity that one of its age entries was
-// encrypted for.
+// dataKey opens the file's data key with the first key given that one of its entries was
+// encrypted for: its age entries first, then its pgp ones, in sops' order.
+// xref: getsops/sops v3 keyservice DefaultDecryptionOrder.
 func dataKey(meta map[string]any, ids Identities) ([]byte, error) {
 	entries, _ := meta["age"].([]any)
 	var recipients []string
@@ -104,10 +113,10 @@ func dataKey(meta map[string]any, ids Identities) ([]byte, error) {
 		enc, _ := em["enc"].(string)
 		r, _ := em["recipient"].(string)
 		recipients = append(recipients, r)
-		if enc == "" || len(ids) == 0 {
+		if enc == "" || len(ids.Age) == 0 {
 			continue
 		}
-		dec, err := age.Decrypt(armor.NewReader(strings.NewReader(enc)), ids...)
+		dec, err := age.Decrypt(armor.NewReader(strings.NewReader(enc)), ids.Age...)
 		if err != nil {
 			continue
 		}
@@ -117,20 +126,32 @@ func dataKey(meta map[string]any, ids Identities) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
-	if len(recipients) == 0 {
+	pgpEntries, _ := meta["pgp"].([]any)
+	key, fingerprints, err := pgpDataKey(pgpEntries, ids.PGP)
+	if err != nil || key != nil {
+		return key, err
+	}
+	var mine []string
+	for _, r := range recipients {
+		mine = append(mine, "age "+r)
+	}
+	for _, fp := range fingerprints {
+		mine = append(mine, "PGP "+fp)
+	}
+	if len(mine) == 0 {
 		var kinds []string
-		for _, k := range []string{"pgp", "kms", "gcp_kms", "azure_kv", "hc_vault"} {
+		for _, k := range []string{"kms", "gcp_kms", "azure_kv", "hc_vault"} {
 			if l, _ := meta[k].([]any); len(l) > 0 {
 				kinds = append(kinds, k)
 			}
 		}
 		sort.Strings(kinds)
-		return nil, fmt.Errorf("encrypted for no age key (%s): only age keys are read", strings.Join(kinds, ", "))
+		return nil, fmt.Errorf("encrypted for no age or PGP key (%s): only age and PGP keys are read", strings.Join(kinds, ", "))
 	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("encrypted for the age recipients %s: give one's identity (--sops-age-key-file, $SOPS_AGE_KEY_FILE or $SOPS_AGE_KEY)", strings.Join(recipients, ", "))
+	if ids.Empty() {
+		return nil, fmt.Errorf("encrypted for %s: give one's private key (--sops-age-key-file, $SOPS_AGE_KEY_FILE, $SOPS_AGE_KEY or --sops-pgp-key-file)", strings.Join(mine, ", "))
 	}
-	return nil, fmt.Errorf("none of the age identities given opens it (encrypted for %s)", strings.Join(recipients, ", "))
+	return nil, fmt.Errorf("none of the keys given opens it (encrypted for %s)", strings.Join(mine, ", "))
 }
 
 // decryptValue decrypts the encrypted strings in v, at path (its keys from the root; a list's
