@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/fluxtree"
+	"github.com/helm-drift/helm-drift/internal/sops"
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
 
@@ -46,6 +48,11 @@ type fleetSide struct {
 	webValues     string // apps/web-values.yaml, a configMapGenerator's file (name hashed)
 	sopsSecret    string // apps/web-sops.yaml, a SOPS-encrypted Secret
 	podinfoColor  string // apps/podinfo-color.bin, a SOPS-encrypted binary file a secretGenerator reads
+	// apps/podinfo-settings.yaml, a SOPS-encrypted YAML file the same secretGenerator reads
+	// (the same on both sides: testdata/sops/order/encrypted.yaml, which the sops library
+	// encrypted, keys unsorted, with comments): kustomize-controller decrypts it through sops'
+	// YAML store, and the generated Secret's hashed name is made from what that store writes.
+	podinfoSettings string
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -106,7 +113,7 @@ configMapGenerator:
   files: [values.yaml=web-values.yaml]
 secretGenerator:
 - name: podinfo-ui
-  files: [color=podinfo-color.bin]
+  files: [color=podinfo-color.bin, settings.yaml=podinfo-settings.yaml]
 configurations: [kustomizeconfig.yaml]
 `, ns),
 		"apps/kustomizeconfig.yaml": `nameReference:
@@ -119,10 +126,11 @@ configurations: [kustomizeconfig.yaml]
   fieldSpecs:
   - {path: spec/valuesFrom/name, kind: HelmRelease}
 `,
-		"apps/web-values.yaml":   s.webValues,
-		"apps/web-sops.yaml":     s.sopsSecret,
-		"apps/podinfo-color.bin": s.podinfoColor,
-		"apps/sources.yaml":      treeSources(ns, repoURL, registry),
+		"apps/web-values.yaml":       s.webValues,
+		"apps/web-sops.yaml":         s.sopsSecret,
+		"apps/podinfo-color.bin":     s.podinfoColor,
+		"apps/podinfo-settings.yaml": s.podinfoSettings,
+		"apps/sources.yaml":          treeSources(ns, repoURL, registry),
 		"apps/web.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: web, namespace: %[1]s}
@@ -196,19 +204,28 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"))
 	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)
 
-	// The age key: kustomize-controller reads it from the Kustomization's decryption Secret,
-	// the preview from a file.
+	// The age keys: kustomize-controller reads them from the Kustomization's decryption
+	// Secret, the preview from a file. One is the test's own; the other is the key
+	// testdata/sops/order's file was encrypted for.
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixtureKey, err := os.ReadFile(filepath.Join(repoRoot, "testdata/sops/age.agekey"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := os.ReadFile(filepath.Join(repoRoot, "testdata/sops/order/encrypted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	keyFile := filepath.Join(t.TempDir(), "keys.agekey")
-	if err := os.WriteFile(keyFile, []byte(id.String()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(id.String()+"\n"+string(fixtureKey)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := cluster.Kube.CoreV1().Secrets(ns).Create(context.Background(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "sops-age", Namespace: ns},
-		StringData: map[string]string{"age.agekey": id.String()},
+		StringData: map[string]string{"age.agekey": id.String(), "fixture.agekey": string(fixtureKey)},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -226,13 +243,13 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		replicas: "1", logLevel: "info", adminPassword: hrSecretMarker + "-subst-base",
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
-		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings),
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
-		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings),
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -349,6 +366,58 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		t.Logf("%s: %d rows predicted and seen: %s", name, len(happened), strings.Join(happened, "; "))
 		if len(happened) == 0 {
 			t.Errorf("%s: the controllers changed nothing: the test proves nothing", name)
+		}
+	}
+	generatedAsController(t, ns, repo, keyFile)
+}
+
+// generatedAsController: the Secret the apps secretGenerator makes of SOPS-encrypted files has,
+// read from the tree as diff tree reads it, the name (its hash) and the data that
+// kustomize-controller gave it, which podinfo's valuesFrom names after nameReference.
+func generatedAsController(t *testing.T, ns, repo, keyFile string) {
+	t.Helper()
+	hr, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "podinfo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, _, _ := unstructured.NestedSlice(hr.Object, "spec", "valuesFrom")
+	var applied string
+	if len(from) == 1 {
+		applied, _, _ = unstructured.NestedString(from[0].(map[string]any), "name")
+	}
+	secret, err := cluster.Kube.CoreV1().Secrets(ns).Get(context.Background(), applied, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the generated Secret podinfo's valuesFrom names (%q): %v", applied, err)
+	}
+	ids, err := sops.LoadIdentities(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := fluxtree.Load(context.Background(), repo, fluxtree.Options{SOPS: ids, Work: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine map[string]any
+	for _, h := range tree.HelmReleases {
+		if h.Namespace == ns && h.Name == "podinfo" {
+			from, _, _ := unstructured.NestedSlice(h.Object, "spec", "valuesFrom")
+			if len(from) == 1 {
+				name, _, _ := unstructured.NestedString(from[0].(map[string]any), "name")
+				mine = h.Objects["/Secret/"+ns+"/"+name]
+			}
+		}
+	}
+	if mine == nil {
+		t.Fatalf("the tree has no Secret named by podinfo's valuesFrom (problems %v); the controller applied %s", tree.Problems, applied)
+	}
+	if name, _, _ := unstructured.NestedString(mine, "metadata", "name"); name != applied {
+		t.Errorf("the generated Secret is %s in the tree, %s as kustomize-controller applied it: the hash of its decrypted files differs", name, applied)
+	}
+	data, _, _ := unstructured.NestedStringMap(mine, "data")
+	for _, k := range []string{"color", "settings.yaml"} {
+		b, err := base64.StdEncoding.DecodeString(data[k])
+		if err != nil || !bytes.Equal(b, secret.Data[k]) {
+			t.Errorf("the generated Secret's %s: %d bytes in the tree, %d applied (values not shown)", k, len(b), len(secret.Data[k]))
 		}
 	}
 }

@@ -2,14 +2,10 @@ package sops
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
-
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Format is a file format of sops' stores.
@@ -87,107 +83,148 @@ func Encrypts(data []byte, f Format) bool {
 }
 
 // DecryptFile decrypts a file sops encrypted, read in format in and written in format out, as
-// kustomize-controller decrypts a secretGenerator's sources and a Secret's encrypted values: a
-// binary file's data as it was, a dotenv file's KEY=VALUE lines, YAML or JSON (written with
-// sorted keys: sops keeps the file's order, which only a generated name's hash can tell). Its
+// kustomize-controller decrypts a secretGenerator's sources and a Secret's encrypted values
+// (through sops' stores): a binary file's data as it was, a dotenv file's lines, a YAML or JSON
+// file in its order, with its comments, byte for byte as sops writes it (see tree.go). Its
 // errors never hold a value.
 // xref: kustomize-controller decryptor.go SopsDecryptWithFormat; getsops/sops v3 stores.
 func DecryptFile(data []byte, in, out Format, ids Identities) ([]byte, error) {
-	var tree map[string]any
-	var order []string // a dotenv file's keys, in its order
+	var bs []branch
 	switch in {
 	case YAML:
-		if err := sigsyaml.Unmarshal(data, &tree); err != nil {
+		var err error
+		if bs, err = loadYAML(data); err != nil {
 			return nil, fmt.Errorf("encrypted YAML file: %v", err)
 		}
 	case JSON, Binary:
-		if err := json.Unmarshal(data, &tree); err != nil {
+		b, err := loadJSON(data)
+		if err != nil {
 			return nil, fmt.Errorf("encrypted %s file: %v", in, err)
 		}
+		bs = []branch{b}
 	case Dotenv:
-		var err error
-		if tree, order, err = readDotenv(data); err != nil {
+		b, err := readDotenv(data)
+		if err != nil {
 			return nil, err
 		}
+		bs = []branch{b}
 	default:
 		return nil, fmt.Errorf("%s files are not decrypted (only YAML, JSON, dotenv and binary ones)", in)
 	}
-	plain, err := Decrypt(tree, ids)
+	meta, err := extractMetadata(bs)
 	if err != nil {
 		return nil, err
 	}
+	key, err := dataKey(meta, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bs {
+		if _, err := decryptTree(b, nil, key); err != nil {
+			return nil, err
+		}
+	}
+	if len(bs) == 0 {
+		return nil, fmt.Errorf("the decrypted %s file holds no document", in)
+	}
 	switch out {
 	case Binary:
-		s, ok := plain["data"].(string)
-		if !ok {
-			return nil, fmt.Errorf("written as binary, the decrypted %s file has no data key", in)
-		}
-		return []byte(s), nil
-	case Dotenv:
-		if order == nil {
-			for k := range plain {
-				order = append(order, k)
+		for _, it := range bs[0] {
+			if it.key == "data" {
+				if s, ok := it.value.(string); ok {
+					return []byte(s), nil
+				}
 			}
-			sort.Strings(order)
 		}
+		return nil, fmt.Errorf("written as binary, the decrypted %s file has no data key", in)
+	case Dotenv:
 		var b bytes.Buffer
-		for _, k := range order {
-			v, ok := plain[k]
-			if !ok {
+		for _, it := range bs[0] {
+			if c, ok := it.key.(comment); ok {
+				fmt.Fprintf(&b, "#%s\n", c.value)
 				continue
 			}
-			if _, nested := v.(map[string]any); nested {
-				return nil, fmt.Errorf("written as dotenv, the decrypted %s file's key %s is not a plain value", in, k)
+			switch v := it.value.(type) {
+			case branch, []any:
+				return nil, fmt.Errorf("written as dotenv, the decrypted %s file's key %v is not a plain value", in, it.key)
+			case string:
+				fmt.Fprintf(&b, "%v=%s\n", it.key, strings.ReplaceAll(v, "\n", `\n`))
+			default:
+				fmt.Fprintf(&b, "%v=%v\n", it.key, v)
 			}
-			fmt.Fprintf(&b, "%s=%v\n", k, v)
 		}
 		return b.Bytes(), nil
 	case JSON:
-		return json.MarshalIndent(plain, "", "\t")
+		return emitJSON(bs[0])
 	case YAML:
-		return sigsyaml.Marshal(plain)
+		return emitYAML(bs)
 	}
 	return nil, fmt.Errorf("decrypted files are not written as %s", out)
 }
 
-// readDotenv reads an encrypted dotenv file: its KEY=VALUE lines (comments and blank lines
-// skipped) and its sops metadata, flattened into sops_ keys (sops_age__list_0__map_enc, with
-// its newlines escaped), gathered back into the tree's sops entry.
-func readDotenv(data []byte) (map[string]any, []string, error) {
-	tree := map[string]any{}
-	var order []string
-	ages := map[int]map[string]any{}
+// readDotenv reads an encrypted dotenv file as sops' dotenv store does (each line a KEY=VALUE
+// with its \n escapes read, or a comment; blank lines skipped), its sops metadata flattened into
+// sops_ keys (sops_age__list_0__map_enc) gathered back into a sops entry.
+func readDotenv(data []byte) (branch, error) {
+	var b branch
+	meta := map[string]any{}
 	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+		if line == "" {
+			continue
+		}
+		if line[0] == '#' {
+			b = append(b, item{key: comment{value: line[1:]}})
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
-			return nil, nil, fmt.Errorf("encrypted dotenv file: line %d is not KEY=VALUE", i+1)
+			return nil, fmt.Errorf("encrypted dotenv file: line %d is not KEY=VALUE", i+1)
 		}
-		if rest, meta := strings.CutPrefix(k, "sops_age__list_"); meta {
-			n, field, _ := strings.Cut(rest, "__map_")
-			idx, err := strconv.Atoi(n)
-			if err != nil {
-				return nil, nil, fmt.Errorf("encrypted dotenv file: line %d: sops metadata key %s", i+1, k)
+		v = strings.ReplaceAll(v, `\n`, "\n")
+		if rest, isMeta := strings.CutPrefix(k, "sops_"); isMeta {
+			if err := unflatten(meta, strings.Split(rest, "__"), v); err != nil {
+				return nil, fmt.Errorf("encrypted dotenv file: line %d: sops metadata key %s: %v", i+1, k, err)
 			}
-			if ages[idx] == nil {
-				ages[idx] = map[string]any{}
-			}
-			ages[idx][field] = strings.ReplaceAll(v, `\n`, "\n")
 			continue
 		}
-		if strings.HasPrefix(k, "sops_") {
-			continue
+		b = append(b, item{key: k, value: v})
+	}
+	b = append(b, item{key: "sops", value: toBranch(meta)})
+	return b, nil
+}
+
+// unflatten sets a flattened sops metadata value (age, list_0, map_enc) into meta.
+func unflatten(meta map[string]any, path []string, v string) error {
+	if len(path) == 1 {
+		meta[path[0]] = v
+		return nil
+	}
+	rest := path[1:]
+	idx, err := strconv.Atoi(strings.TrimPrefix(rest[0], "list_"))
+	if !strings.HasPrefix(rest[0], "list_") || err != nil || len(rest) != 2 || !strings.HasPrefix(rest[1], "map_") {
+		return fmt.Errorf("not a list of entries")
+	}
+	l, _ := meta[path[0]].([]any)
+	for len(l) <= idx {
+		l = append(l, map[string]any{})
+	}
+	l[idx].(map[string]any)[strings.TrimPrefix(rest[1], "map_")] = v
+	meta[path[0]] = l
+	return nil
+}
+
+// toBranch is a map as a branch (for the sops entry, whose order does not matter).
+func toBranch(m map[string]any) branch {
+	var b branch
+	for k, v := range m {
+		if l, ok := v.([]any); ok {
+			var out []any
+			for _, e := range l {
+				out = append(out, toBranch(e.(map[string]any)))
+			}
+			v = out
 		}
-		tree[k] = v
-		order = append(order, k)
+		b = append(b, item{key: k, value: v})
 	}
-	var list []any
-	for i := 0; i < len(ages); i++ {
-		list = append(list, ages[i])
-	}
-	tree["sops"] = map[string]any{"age": list}
-	return tree, order, nil
+	return b
 }

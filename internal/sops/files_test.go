@@ -72,3 +72,34 @@ func TestDecryptFile(t *testing.T) {
 		t.Errorf("INI: %v, want it refused, named", err)
 	}
 }
+
+// TestDecryptFileAsSops: a YAML, a JSON and a dotenv file that the sops library (v3.13.2, as
+// kustomize-controller v1.9.6 builds it) encrypted, decrypt byte for byte to what that library
+// writes when kustomize-controller decrypts them (testdata/sops/order, made by
+// testdata/sops/sopsgen): the keys in the file's order, comments kept where sops puts them,
+// quoting, indent, anchors resolved, numbers, booleans, times and nulls as sops types them.
+func TestDecryptFileAsSops(t *testing.T) {
+	ids, err := LoadIdentities("../../testdata/sops/age.agekey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{"yaml", "json", "env"} {
+		t.Run(ext, func(t *testing.T) {
+			read := func(name string) []byte {
+				data, err := os.ReadFile(filepath.Join("../../testdata/sops/order", name+"."+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return data
+			}
+			f := FormatForPath("x." + ext)
+			got, err := DecryptFile(read("encrypted"), f, f, ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := read("decrypted"); string(got) != string(want) {
+				t.Errorf("got\n%s\nwant (sops)\n%s", got, want)
+			}
+		})
+	}
+}

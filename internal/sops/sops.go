@@ -192,30 +192,43 @@ var encrypted = regexp.MustCompile(`^ENC\[AES256_GCM,data:(.+),iv:(.+),tag:(.+),
 
 // decryptString decrypts one value; additionalData is its path ("stringData:password:").
 func decryptString(value string, key []byte, additionalData string) (any, error) {
+	s, typ, err := decryptTyped(value, key, additionalData)
+	if err != nil {
+		return nil, err
+	}
+	return scalar(s, typ, additionalData)
+}
+
+// decryptTyped decrypts one value (or comment) to its plaintext and sops' type of it.
+func decryptTyped(value string, key []byte, additionalData string) (plain, typ string, err error) {
 	m := encrypted.FindStringSubmatch(value)
 	var parts [3][]byte
 	for i := range parts {
 		b, err := base64.StdEncoding.DecodeString(m[i+1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: not sops' format (%v)", strings.TrimSuffix(additionalData, ":"), err)
+			return "", "", fmt.Errorf("%s: not sops' format (%v)", strings.TrimSuffix(additionalData, ":"), err)
 		}
 		parts[i] = b
 	}
 	data, iv, tag := parts[0], parts[1], parts[2]
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
 	gcm, err := cipher.NewGCMWithNonceSize(block, len(iv))
 	if err != nil {
-		return nil, err
+		return "", "", err
 	}
-	plain, err := gcm.Open(nil, iv, append(data, tag...), []byte(additionalData))
+	out, err := gcm.Open(nil, iv, append(data, tag...), []byte(additionalData))
 	if err != nil {
-		return nil, fmt.Errorf("%s: the data key does not open it (the file was changed after it was encrypted, or the value moved)", strings.TrimSuffix(additionalData, ":"))
+		return "", "", fmt.Errorf("%s: the data key does not open it (the file was changed after it was encrypted, or the value moved)", strings.TrimSuffix(additionalData, ":"))
 	}
-	s := string(plain)
-	switch t := m[4]; t {
+	return string(out), m[4], nil
+}
+
+// scalar is a decrypted value of sops' type typ, as an object holds it (a time as its text).
+func scalar(s, typ, additionalData string) (any, error) {
+	switch typ {
 	case "str", "bytes", "time":
 		return s, nil
 	case "int":
@@ -237,6 +250,6 @@ func decryptString(value string, key []byte, additionalData string) (any, error)
 		}
 		return b, nil
 	default:
-		return nil, fmt.Errorf("%s: unknown sops type %q", strings.TrimSuffix(additionalData, ":"), t)
+		return nil, fmt.Errorf("%s: unknown sops type %q", strings.TrimSuffix(additionalData, ":"), typ)
 	}
 }
