@@ -48,7 +48,7 @@ func TestServeChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, tok.Status.Token), "--auth=none", "--tls=false")
+	p := startServe(t, tokenKubeconfig(t, cluster.Config.Host, tok.Status.Token), "--auth=none", "--tls=false", "--namespaces="+ns)
 	testenv.Eventually(t, 60*time.Second, "/readyz", func() (bool, string) {
 		code, body := p.get("/readyz")
 		return code == http.StatusOK, fmt.Sprintf("%d %s\n%s", code, body, p.log())

@@ -187,7 +187,7 @@ func TestServeSecure(t *testing.T) {
 	const ttl = 10 * time.Second
 	// The chart's arguments (charts/helm-drift/templates/deployment.yaml) but the interval.
 	p := startServe(t, tokenKubeconfig(t, front.URL, own.Status.Token), "--auth=kubernetes", "--auth-cache-ttl="+ttl.String(),
-		"--scraper-role=secure-helm-drift-scraper", "--tls-names=secure-helm-drift,secure-helm-drift."+ns+",secure-helm-drift."+ns+".svc")
+		"--namespaces="+ns, "--scraper-role=secure-helm-drift-scraper", "--tls-names=secure-helm-drift,secure-helm-drift."+ns+",secure-helm-drift."+ns+".svc")
 
 	// TLS: the served chain ends with its CA; the serving certificate verifies against it.
 	chain := trustServed(t, p)
@@ -291,7 +291,7 @@ func TestServeSecure(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	ca1 := writeServingCert(t, certFile, keyFile)
-	files := startServe(t, tokenKubeconfig(t, front.URL, own.Status.Token), "--tls-cert-file="+certFile, "--tls-key-file="+keyFile)
+	files := startServe(t, tokenKubeconfig(t, front.URL, own.Status.Token), "--namespaces="+ns, "--tls-cert-file="+certFile, "--tls-key-file="+keyFile)
 	files.client = verifyingClient(ca1)
 	testenv.Eventually(t, 30*time.Second, "/healthz over the files' certificate", func() (bool, string) {
 		code, body, _ := tryScrape(files, "/healthz")

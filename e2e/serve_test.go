@@ -87,6 +87,11 @@ func (p *serveProcess) log() string {
 
 func startServe(t *testing.T, kubeconfig string, extra ...string) *serveProcess {
 	t.Helper()
+	// Tests run in parallel on one cluster: a serve that measured every namespace would write
+	// the OpenReports Reports of other tests' releases (its own first sightings over theirs).
+	if !slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--namespaces") }) {
+		t.Fatal("startServe: confine serve to the test's namespaces with --namespaces")
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +218,7 @@ func TestServe(t *testing.T) {
 		forward()
 	})
 
-	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token), "--auth=none", "--tls=false")
+	p := startServe(t, tokenKubeconfig(t, front.URL, tok.Status.Token), "--auth=none", "--tls=false", "--namespaces="+ns+","+hrNS)
 	release := map[string]string{"namespace": ns, "release": "web", "kind": "release"}
 	hr := map[string]string{"namespace": hrNS, "release": "web", "kind": "helmrelease"}
 	with := func(base map[string]string, kv ...string) map[string]string {
