@@ -188,13 +188,7 @@ func TestDiffTree(t *testing.T) {
 	if code != ExitDrift {
 		t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
 	}
-	var doc treeDocument
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
-		t.Fatalf("want one HelmRelease with its report: %s", out)
-	}
+	doc := oneReport(t, out)
 	e := doc.HelmReleases[0]
 	rep := e.Report
 	if e.HelmRelease != "web/web" || e.Context != "clusters/prod" || e.Next != "upgrade" {
@@ -441,13 +435,7 @@ func TestDiffTreeSOPS(t *testing.T) {
 			if code != ExitDrift {
 				t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
 			}
-			var doc treeDocument
-			if err := json.Unmarshal([]byte(out), &doc); err != nil {
-				t.Fatal(err)
-			}
-			if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
-				t.Fatalf("want one HelmRelease with its report: %s", out)
-			}
+			doc := oneReport(t, out)
 			var token *diff.Row
 			for _, o := range doc.HelmReleases[0].Report.Objects {
 				for i, r := range o.Rows {
@@ -556,13 +544,7 @@ secretGenerator:
 	if code != ExitDrift {
 		t.Fatalf("with the key: exit %d, want 2\n%s%s", code, out, errOut)
 	}
-	var doc treeDocument
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
-		t.Fatalf("want one HelmRelease with its report: %s", out)
-	}
+	doc := oneReport(t, out)
 	got := map[string]string{}
 	for _, o := range doc.HelmReleases[0].Report.Objects {
 		for _, r := range o.Rows {
@@ -664,4 +646,17 @@ spec:
       chart: ./charts/web
       sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
 ` + from + "  values: " + values + "\n"
+}
+
+// oneReport decodes diff tree's -o json, which must hold one HelmRelease with its report.
+func oneReport(t *testing.T, out string) treeDocument {
+	t.Helper()
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
+		t.Fatalf("want one HelmRelease with its report: %s", out)
+	}
+	return doc
 }

@@ -174,13 +174,18 @@ func decryptValue(v any, path []string, key []byte) (any, error) {
 		}
 		return out, nil
 	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
+		out := make([]any, 0, len(v))
+		for _, e := range v {
+			if s, ok := e.(string); ok && encrypted.MatchString(s) && strings.HasSuffix(s, ",type:comment]") {
+				// A list's comment, which sops writes as an item of its own: a comment again
+				// once decrypted, gone from the object.
+				continue
+			}
 			d, err := decryptValue(e, path, key)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = d
+			out = append(out, d)
 		}
 		return out, nil
 	}

@@ -176,3 +176,27 @@ func TestLoadPGPRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A comment sops encrypted inside a list is written as an item of its own; decrypted, the
+// object's list holds the other items only, as kustomize-controller reads it back.
+func TestDecryptListComment(t *testing.T) {
+	ids := keys(t, "age.agekey")
+	data, err := os.ReadFile(filepath.Join(golden.RepoRoot(), "testdata/sops/order/encrypted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := sigsyaml.Unmarshal(data, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(obj["steps"].([]any)); n != 5 {
+		t.Fatalf("the fixture's encrypted steps: %d items, want 5 (two values, three comments)", n)
+	}
+	out, err := Decrypt(obj, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(out["steps"]); got != "[one two]" {
+		t.Errorf("steps %s, want [one two]", got)
+	}
+}

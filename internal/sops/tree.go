@@ -2,7 +2,6 @@ package sops
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -229,184 +228,78 @@ func addComments(to *string, lines []string, before bool) []string {
 	return nil
 }
 
+// pending gathers the comments met before the next entry of a mapping or sequence and
+// attaches them as sops does: the first entry's to the collection's head, then each to the
+// entry's head (its key's, in a mapping) and, inline ones, to its value's line; what is left at
+// the end below the last entry.
+type pending struct {
+	head, inline []string
+	started      bool
+}
+
+func (p *pending) add(c comment) {
+	if c.inline {
+		p.inline = append(p.inline, c.value)
+	} else {
+		p.head = append(p.head, c.value)
+	}
+}
+
+// entry attaches the pending comments to the entry about to be added to n: above is the node
+// that starts it (an item, or a key), value the node that ends its line.
+func (p *pending) entry(n, above, value *yaml.Node) {
+	if !p.started {
+		p.head = addComments(&n.HeadComment, p.head, true)
+		p.started = true
+	}
+	p.head = addComments(&above.HeadComment, p.head, true)
+	p.inline = addComments(&value.LineComment, p.inline, false)
+}
+
+// end attaches what is left: to n's head when it has no entry, else below last.
+func (p *pending) end(n, last *yaml.Node) {
+	rest := append(p.head, p.inline...)
+	switch {
+	case len(rest) == 0:
+	case !p.started:
+		addComments(&n.HeadComment, rest, true)
+	default:
+		addComments(&last.FootComment, rest, false)
+	}
+}
+
 // appendSequence fills a sequence node (sops appendSequence).
 func appendSequence(l []any, n *yaml.Node) {
-	var head, inline []string
-	beginning := true
+	var p pending
+	var last *yaml.Node
 	for _, e := range l {
 		if c, ok := e.(comment); ok {
-			if c.inline {
-				inline = append(inline, c.value)
-			} else {
-				head = append(head, c.value)
-			}
+			p.add(c)
 			continue
 		}
-		if beginning {
-			head = addComments(&n.HeadComment, head, true)
-			beginning = false
-		}
-		en := valueNode(e)
-		head = addComments(&en.HeadComment, head, true)
-		inline = addComments(&en.LineComment, inline, false)
-		n.Content = append(n.Content, en)
+		last = valueNode(e)
+		p.entry(n, last, last)
+		n.Content = append(n.Content, last)
 	}
-	head = append(head, inline...)
-	if len(head) > 0 {
-		if beginning {
-			addComments(&n.HeadComment, head, true)
-		} else {
-			addComments(&n.Content[len(n.Content)-1].FootComment, head, false)
-		}
-	}
+	p.end(n, last)
 }
 
 // appendBranch fills a mapping node (sops appendTreeBranch).
 func appendBranch(b branch, n *yaml.Node) {
-	var head, inline []string
-	beginning := true
+	var p pending
+	var last *yaml.Node
 	for _, it := range b {
 		if c, ok := it.key.(comment); ok {
-			if c.inline {
-				inline = append(inline, c.value)
-			} else {
-				head = append(head, c.value)
-			}
+			p.add(c)
 			continue
 		}
-		if beginning {
-			head = addComments(&n.HeadComment, head, true)
-			beginning = false
-		}
-		kn := &yaml.Node{}
-		_ = kn.Encode(it.key)
-		head = addComments(&kn.HeadComment, head, true)
+		last = &yaml.Node{}
+		_ = last.Encode(it.key)
 		vn := valueNode(it.value)
-		inline = addComments(&vn.LineComment, inline, false)
-		n.Content = append(n.Content, kn, vn)
+		p.entry(n, last, vn)
+		n.Content = append(n.Content, last, vn)
 	}
-	head = append(head, inline...)
-	if len(head) > 0 {
-		if beginning {
-			addComments(&n.HeadComment, head, true)
-		} else {
-			addComments(&n.Content[len(n.Content)-2].FootComment, head, false)
-		}
-	}
-}
-
-// loadJSON reads a JSON file's object into a branch, as sops' JSON store LoadPlainFile (numbers
-// as ints when they are integers of int64's range, else float64).
-func loadJSON(data []byte) (branch, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object: sops reads only files of a top-level object")
-	}
-	return jsonObject(dec)
-}
-
-func jsonObject(dec *json.Decoder) (branch, error) {
-	var b branch
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if d, ok := t.(json.Delim); ok && d == '}' {
-			return b, nil
-		}
-		k, ok := t.(string)
-		if !ok {
-			return nil, fmt.Errorf("expected a JSON object key, got %T", t)
-		}
-		v, err := jsonValue(dec)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, item{key: k, value: v})
-	}
-}
-
-func jsonValue(dec *json.Decoder) (any, error) {
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t {
-	case json.Delim('{'):
-		return jsonObject(dec)
-	case json.Delim('['):
-		l := []any{}
-		for dec.More() {
-			v, err := jsonValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			l = append(l, v)
-		}
-		_, err := dec.Token() // ]
-		return l, err
-	}
-	if n, ok := t.(json.Number); ok {
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
-		return n.Float64()
-	}
-	return t, nil
-}
-
-// emitJSON writes a branch as sops' JSON store EmitPlainFile: its own encoding, in order and
-// without comments, indented by a tab, a line break at the end.
-func emitJSON(b branch) ([]byte, error) {
-	raw, err := jsonEncode(b)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "\t"); err != nil {
-		return nil, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
-}
-
-func jsonEncode(v any) ([]byte, error) {
-	var parts []string
-	switch v := v.(type) {
-	case branch:
-		for _, it := range v {
-			k, ok := it.key.(string)
-			if !ok {
-				continue // a comment
-			}
-			ev, err := jsonEncode(it.value)
-			if err != nil {
-				return nil, err
-			}
-			ek, _ := json.Marshal(k)
-			parts = append(parts, string(ek)+": "+string(ev))
-		}
-		return []byte("{" + strings.Join(parts, ",") + "}"), nil
-	case []any:
-		for _, e := range v {
-			if _, ok := e.(comment); ok {
-				continue
-			}
-			ev, err := jsonEncode(e)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, string(ev))
-		}
-		return []byte("[" + strings.Join(parts, ",") + "]"), nil
-	}
-	return json.Marshal(v)
+	p.end(n, last)
 }
 
 // extractMetadata removes the sops entry of every branch and returns the first one's, as a
@@ -471,11 +364,7 @@ func decryptTree(v any, path []string, key []byte) (any, error) {
 	case branch:
 		for i, it := range v {
 			if c, ok := it.key.(comment); ok {
-				if encrypted.MatchString(c.value) {
-					if s, typ, err := decryptTyped(c.value, key, ad); err == nil && typ == "comment" {
-						v[i].key = comment{value: s} // sops keeps no inline mark on a decrypted comment
-					}
-				}
+				v[i].key = decryptComment(c, key, ad)
 				continue
 			}
 			k, ok := it.key.(string)
@@ -492,11 +381,7 @@ func decryptTree(v any, path []string, key []byte) (any, error) {
 	case []any:
 		for i, e := range v {
 			if c, ok := e.(comment); ok {
-				if encrypted.MatchString(c.value) {
-					if s, typ, err := decryptTyped(c.value, key, ad); err == nil && typ == "comment" {
-						v[i] = comment{value: s}
-					}
-				}
+				v[i] = decryptComment(c, key, ad)
 				continue
 			}
 			d, err := decryptTree(e, path, key)
@@ -519,9 +404,25 @@ func decryptTree(v any, path []string, key []byte) (any, error) {
 	return v, nil
 }
 
+// decryptComment is a comment decrypted, or as written when it does not open (sops keeps it
+// then); a decrypted comment loses its inline mark, as in sops.
+func decryptComment(c comment, key []byte, ad string) comment {
+	if encrypted.MatchString(c.value) {
+		if s, typ, err := decryptTyped(c.value, key, ad); err == nil && typ == "comment" {
+			return comment{value: s}
+		}
+	}
+	return c
+}
+
 // typedValue is a decrypted value as sops' cipher returns it for its type.
 func typedValue(s, typ, ad string) (any, error) {
-	if typ == "time" {
+	switch typ {
+	case "comment":
+		// sops writes an encrypted comment of a list as an item of its own, which decrypts to a
+		// comment again.
+		return comment{value: s}, nil
+	case "time":
 		t, err := time.Parse(time.RFC3339, s)
 		if err != nil {
 			return nil, fmt.Errorf("%s: a time that does not parse", strings.TrimSuffix(ad, ":"))
