@@ -53,6 +53,7 @@ type fleetSide struct {
 	// encrypted, keys unsorted, with comments): kustomize-controller decrypts it through sops'
 	// YAML store, and the generated Secret's hashed name is made from what that store writes.
 	podinfoSettings string
+	podinfoINI      string // apps/podinfo-app.ini: the same, an INI file (testdata/sops/order/encrypted.ini)
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -113,7 +114,7 @@ configMapGenerator:
   files: [values.yaml=web-values.yaml]
 secretGenerator:
 - name: podinfo-ui
-  files: [color=podinfo-color.bin, settings.yaml=podinfo-settings.yaml]
+  files: [color=podinfo-color.bin, settings.yaml=podinfo-settings.yaml, app.ini=podinfo-app.ini]
 configurations: [kustomizeconfig.yaml]
 `, ns),
 		"apps/kustomizeconfig.yaml": `nameReference:
@@ -130,6 +131,7 @@ configurations: [kustomizeconfig.yaml]
 		"apps/web-sops.yaml":         s.sopsSecret,
 		"apps/podinfo-color.bin":     s.podinfoColor,
 		"apps/podinfo-settings.yaml": s.podinfoSettings,
+		"apps/podinfo-app.ini":       s.podinfoINI,
 		"apps/sources.yaml":          treeSources(ns, repoURL, registry),
 		"apps/web.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -219,6 +221,10 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	appINI, err := os.ReadFile(filepath.Join(repoRoot, "testdata/sops/order/encrypted.ini"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	keyFile := filepath.Join(t.TempDir(), "keys.agekey")
 	if err := os.WriteFile(keyFile, []byte(id.String()+"\n"+string(fixtureKey)), 0o600); err != nil {
 		t.Fatal(err)
@@ -243,13 +249,13 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		replicas: "1", logLevel: "info", adminPassword: hrSecretMarker + "-subst-base",
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
-		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
-		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings),
+		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -414,7 +420,7 @@ func generatedAsController(t *testing.T, ns, repo, keyFile string) {
 		t.Errorf("the generated Secret is %s in the tree, %s as kustomize-controller applied it: the hash of its decrypted files differs", name, applied)
 	}
 	data, _, _ := unstructured.NestedStringMap(mine, "data")
-	for _, k := range []string{"color", "settings.yaml"} {
+	for _, k := range []string{"color", "settings.yaml", "app.ini"} {
 		b, err := base64.StdEncoding.DecodeString(data[k])
 		if err != nil || !bytes.Equal(b, secret.Data[k]) {
 			t.Errorf("the generated Secret's %s: %d bytes in the tree, %d applied (values not shown)", k, len(b), len(secret.Data[k]))

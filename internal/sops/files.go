@@ -84,8 +84,9 @@ func Encrypts(data []byte, f Format) bool {
 
 // DecryptFile decrypts a file sops encrypted, read in format in and written in format out, as
 // kustomize-controller decrypts a secretGenerator's sources and a Secret's encrypted values
-// (through sops' stores): a binary file's data as it was, a dotenv file's lines, a YAML or JSON
-// file in its order, with its comments, byte for byte as sops writes it (see tree.go). Its
+// (through sops' stores): a binary file's data as it was, a dotenv file's lines, a YAML, JSON or
+// INI file in its order, with its comments, byte for byte as sops writes it (see tree.go,
+// ini.go). Its
 // errors never hold a value.
 // xref: kustomize-controller decryptor.go SopsDecryptWithFormat; getsops/sops v3 stores.
 func DecryptFile(data []byte, in, out Format, ids Identities) ([]byte, error) {
@@ -108,8 +109,14 @@ func DecryptFile(data []byte, in, out Format, ids Identities) ([]byte, error) {
 			return nil, err
 		}
 		bs = []branch{b}
+	case INI:
+		b, err := loadINI(data)
+		if err != nil {
+			return nil, fmt.Errorf("encrypted INI file: %v", err)
+		}
+		bs = []branch{b}
 	default:
-		return nil, fmt.Errorf("%s files are not decrypted (only YAML, JSON, dotenv and binary ones)", in)
+		return nil, fmt.Errorf("%s files are not decrypted (only YAML, JSON, INI, dotenv and binary ones)", in)
 	}
 	meta, err := extractMetadata(bs)
 	if err != nil {
@@ -158,6 +165,8 @@ func DecryptFile(data []byte, in, out Format, ids Identities) ([]byte, error) {
 		return emitJSON(bs[0])
 	case YAML:
 		return emitYAML(bs)
+	case INI:
+		return emitINI(bs[0])
 	}
 	return nil, fmt.Errorf("decrypted files are not written as %s", out)
 }

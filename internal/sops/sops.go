@@ -3,7 +3,7 @@
 // spec.decryption.provider is sops: each value SOPS encrypted (AES-256-GCM, its path as
 // additional data) decrypted with the file's data key, which one of the identities opens from
 // the file's age entries; the sops metadata removed. DecryptFile does the same for a file
-// (YAML, JSON, dotenv, binary) that a secretGenerator reads or a Secret's value holds. Like
+// (YAML, JSON, INI, dotenv, binary) that a secretGenerator reads or a Secret's value holds. Like
 // kustomize-controller by default, it does not check the file's MAC. Age and OpenPGP keys are
 // read (not KMS or Vault).
 // xref: getsops/sops v3 aes/cipher.go Decrypt, sops.go Tree.Decrypt, age/keysource.go;
