@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -37,19 +38,24 @@ func (c *Checkout) Close() {
 // "": repo's working tree itself), else a Git revision (branch, tag, commit, HEAD~1) extracted
 // with git archive into a directory under work.
 func OpenRevision(repo, rev, work string) (*Checkout, error) {
-	remote := gitOutput(repo, "remote", "get-url", "origin")
 	if rev == "" {
-		return &Checkout{Dir: repo, Name: "the working tree", RemoteURL: remote}, nil
+		return &Checkout{Dir: repo, Name: "the working tree", RemoteURL: gitOutput(repo, "remote", "get-url", "origin")}, nil
 	}
 	if fi, err := os.Stat(rev); err == nil && fi.IsDir() {
 		abs, _ := filepath.Abs(rev)
 		return &Checkout{Dir: abs, Name: rev, RemoteURL: gitOutput(abs, "remote", "get-url", "origin")}, nil
 	}
-	top := gitOutput(repo, "rev-parse", "--show-toplevel")
+	// The three questions to git at once: each is a process of its own, and the revision's
+	// extraction waits for them.
+	var remote, top, commit string
+	var wg sync.WaitGroup
+	wg.Go(func() { remote = gitOutput(repo, "remote", "get-url", "origin") })
+	wg.Go(func() { top = gitOutput(repo, "rev-parse", "--show-toplevel") })
+	wg.Go(func() { commit = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}") })
+	wg.Wait()
 	if top == "" {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a Git revision: %s is not in a Git repository", rev, repo)}
 	}
-	commit := gitOutput(top, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if commit == "" {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/helm-drift/helm-drift/internal/manifest"
@@ -25,6 +26,10 @@ type scanned struct {
 	// own, not Flux's), with the directories their resources name.
 	kustomizeDirs map[string][]string
 	problems      []Problem
+	// pending are the files set aside by readFile; seq numbers every file read, in the walk's
+	// order, which objects keep once the pending ones are read (readPending).
+	pending []pendingFile
+	seq     map[string]int
 }
 
 // kustomizationFiles are the names kustomize reads a directory's kustomization from.
@@ -112,13 +117,69 @@ func (s *scanned) readKustomization(file, rel string) {
 	s.kustomizeDirs[dir] = refs
 }
 
-// readFile reads the objects of one YAML file.
+// readFile reads the objects of one YAML file: in full when it may hold an object of the Flux
+// groups a walk starts from or looks up (Kustomizations, GitRepositories, ArtifactGenerators),
+// else it is set aside, read in full only when the tree turns out to have no Kustomization
+// (readPending). Which groups a file holds is told by the manifest package's line scanner,
+// which parses a document it cannot read with certainty.
 func (s *scanned) readFile(file, rel string) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		s.problems = append(s.problems, Problem{Where: rel, Err: err})
 		return
 	}
+	if s.seq == nil {
+		s.seq = map[string]int{}
+	}
+	s.seq[rel] = len(s.seq)
+	if !holdsFluxSource(data) {
+		s.pending = append(s.pending, pendingFile{rel: rel, data: data})
+		return
+	}
+	s.parse(rel, data)
+}
+
+// pendingFile is a file set aside by readFile.
+type pendingFile struct {
+	rel  string
+	data []byte
+}
+
+// readPending reads the files readFile set aside, the objects then in the walk's order as if
+// every file had been read at once.
+func (s *scanned) readPending() {
+	if len(s.pending) == 0 {
+		return
+	}
+	for _, f := range s.pending {
+		s.parse(f.rel, f.data)
+	}
+	s.pending = nil
+	sort.SliceStable(s.objects, func(i, j int) bool { return s.seq[s.objects[i].file] < s.seq[s.objects[j].file] })
+}
+
+// holdsFluxSource reports whether a file may hold an object of a group a walk reads from the
+// files themselves; true when its identities cannot be read (its full parse says why).
+func holdsFluxSource(data []byte) bool {
+	st, err := manifest.Split(data)
+	if err != nil {
+		return true
+	}
+	objs, err := manifest.Objects(st)
+	if err != nil {
+		return true
+	}
+	for _, o := range objs {
+		switch o.Group() {
+		case kustomizeGroup, sourceGroup, generatorGroup:
+			return true
+		}
+	}
+	return false
+}
+
+// parse records the objects of a file's data.
+func (s *scanned) parse(rel string, data []byte) {
 	objs, err := parseObjects(data)
 	if err != nil {
 		s.problems = append(s.problems, Problem{Where: rel, Err: fmt.Errorf("%w (fix the file; the rest of the tree is read)", err)})

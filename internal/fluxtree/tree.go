@@ -132,6 +132,7 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	if len(roots) == 0 {
 		// A file that does not parse matters here; under Kustomizations, only if a build
 		// reads it (its error then names it), as Flux ignores files no Kustomization reads.
+		scan.readPending()
 		t.Problems = append(t.Problems, scan.problems...)
 		b.plain()
 	} else {
