@@ -185,6 +185,27 @@ func TestCIStep(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "$SOPS_AGE_KEY") {
 		t.Errorf("the diff tree step with a sops-age-key that is not one: exit %d, want 1 naming $SOPS_AGE_KEY\n%s", code, out)
 	}
+	// The sops-pgp-key input reaches diff tree as a key file, removed after the step: a PGP key
+	// is taken (the same preview, exit 2), and one that is not fails the step, named.
+	pgpKey, err := os.ReadFile(filepath.Join(repoRoot, "testdata/sops/pgp.asc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key, want string
+		code      int
+	}{{string(pgpKey), "exit-code=2", 0}, {"not-a-pgp-key", "--sops-pgp-key-file", 1}} {
+		os.Remove(output)
+		out, code = runScript(t, repo, step["helm drift diff tree"], "RUNNER_TEMP="+temp, "BASE="+base, "PATHS=", "COMMENTS=2",
+			"ARGS=--kube-version v1.34.2 --chart-cache off", "GITHUB_OUTPUT="+output, "GITHUB_STEP_SUMMARY="+summary, "SOPS_PGP_KEY_INPUT="+c.key)
+		got, _ := os.ReadFile(output)
+		if code != c.code || !strings.Contains(out+string(got), c.want) {
+			t.Errorf("the diff tree step with a sops-pgp-key %.20q: exit %d, want %d and %q\n%s%s", c.key, code, c.code, c.want, out, got)
+		}
+		if _, err := os.Stat(filepath.Join(temp, "helm-drift-pgp.asc")); !os.IsNotExist(err) {
+			t.Errorf("the PGP key file is left in RUNNER_TEMP: %v", err)
+		}
+	}
 
 	// GitLab: the template's script after it builds helm-drift (helm-drift on PATH instead).
 	data, err = os.ReadFile(filepath.Join(repoRoot, "ci/gitlab/helm-drift.gitlab-ci.yml"))
@@ -210,5 +231,13 @@ func TestCIStep(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, "helm-drift-preview.html")); err != nil {
 		t.Errorf("the GitLab job keeps no HTML preview: %v", err)
+	}
+	// HELM_DRIFT_SOPS_PGP_KEY_FILE reaches diff tree: a file that is no key fails the job, named.
+	notKey := filepath.Join(temp, "not-a-key.asc")
+	if err := os.WriteFile(notKey, []byte("not-a-pgp-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := runScript(t, repo, script[2], append(glEnv, "HELM_DRIFT_SOPS_PGP_KEY_FILE="+notKey)...); code != 1 || !strings.Contains(out, "--sops-pgp-key-file") {
+		t.Errorf("the GitLab job with a HELM_DRIFT_SOPS_PGP_KEY_FILE that is no key: exit %d, want 1 naming the flag:\n%s", code, out)
 	}
 }
