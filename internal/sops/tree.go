@@ -11,14 +11,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// A YAML or JSON file is decrypted as sops' stores read and write it, so that it comes back
-// byte for byte as kustomize-controller writes it (a generator's hashed name is made from those
+// A structured file is decrypted as sops' stores read and write it, so that it comes back byte
+// for byte as kustomize-controller writes it (a generator's hashed name is made from those
 // bytes): the file is read into sops' ordered tree (keys in the file's order, comments as items
-// of their own), its values decrypted in place, and the tree written again as sops' store for
-// the format writes it (YAML indented by 4, JSON by a tab, each with sops' own comment
-// placement). Anchors and aliases are resolved, and the values' quoting is the emitter's, as in
-// sops.
-// xref: getsops/sops v3.13.2 stores/yaml/store.go, stores/json/store.go, sops.go walkBranch.
+// of their own), its values decrypted in place (decryptTree), and the tree written again as
+// sops' store for the format writes it. Here YAML (indented by 4, with sops' own comment
+// placement; anchors and aliases resolved, the values' quoting the emitter's, as in sops); JSON
+// in json.go, INI in ini.go, dotenv in files.go.
+// xref: getsops/sops v3.13.2 stores/yaml/store.go, sops.go walkBranch.
 
 // branch is an ordered mapping: sops.TreeBranch.
 type branch []item
