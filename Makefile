@@ -116,7 +116,7 @@ bench:
 	$(GO) test -v -run '^TestTreeCompare$$' -count=1 -timeout 30m ./bench/diffbench/ -args -compare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./bench/
 
-## fuzz: each fuzz target for FUZZTIME (default 60s), each package's instrumented test binary built once (scripts/fuzz.sh): manifest round trip, identity scanner, YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, drift detection, diff comparator, the line views' YAML printer
+## fuzz: each fuzz target for FUZZTIME (default 60s), each package's instrumented test binary built once (scripts/fuzz.sh): manifest round trip, identity scanner, YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, drift detection, diff comparator, the line views' YAML printer, SOPS file decryption
 # FUZZTIME is a duration or an execution count (10000x). Go 1.26's fuzz coordinator can fail a
 # duration-bounded run with a spurious "context deadline exceeded" as the time runs out
 # (golang/go#75804, fixed in Go 1.27): .ci/run uses a count, which has no deadline to race.

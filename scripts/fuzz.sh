@@ -19,13 +19,14 @@ FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-10s}
 # package: its targets. The manifest round trip (untouched streams come back byte for byte), the
 # identity scanner and YAML decoding against sigs.k8s.io/yaml, second-owner stream checks, the
 # drift-detection transform, the diff comparator with its normaliser, the line views' YAML
-# printer against sigs.k8s.io/yaml.
+# printer against sigs.k8s.io/yaml, SOPS-encrypted files of every format decrypted and written back.
 targets=(
   "internal/manifest:FuzzRoundTrip FuzzScan FuzzScanCRD FuzzDecodeYAML"
   "internal/owners:FuzzStream"
   "internal/transform:FuzzDriftDetection"
   "internal/compare:FuzzCompareSelf"
   "internal/output:FuzzPrintYAML"
+  "internal/sops:FuzzDecryptFile"
 )
 binary() { echo "$1/$(echo "$2" | tr / -).test"; }
 

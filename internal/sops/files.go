@@ -89,7 +89,13 @@ func Encrypts(data []byte, f Format) bool {
 // ini.go). Its
 // errors never hold a value.
 // xref: kustomize-controller decryptor.go SopsDecryptWithFormat; getsops/sops v3 stores.
-func DecryptFile(data []byte, in, out Format, ids Identities) ([]byte, error) {
+func DecryptFile(data []byte, in, out Format, ids Identities) (_ []byte, err error) {
+	defer func() {
+		// As kustomize-controller guards sops: malformed input must not take the run down.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("encrypted %s file: cannot be read (%v)", in, r)
+		}
+	}()
 	var bs []branch
 	switch in {
 	case YAML:
