@@ -12,8 +12,8 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/armor"
 )
 
-// LoadPGP reads armored OpenPGP private keys (gpg --export-secret-keys --armor, the *.asc
-// entries of a Kustomization's decryption Secret), each file holding one or more. A key
+// LoadPGP reads OpenPGP private keys (gpg --export-secret-keys --armor, the *.asc entries of a
+// Kustomization's decryption Secret; a binary export too), each file holding one or more. A key
 // protected by a passphrase is refused: kustomize-controller imports its keys in batch mode,
 // with no passphrase to give, and so cannot use one either.
 func LoadPGP(files []string) (openpgp.EntityList, error) {
@@ -25,7 +25,13 @@ func LoadPGP(files []string) (openpgp.EntityList, error) {
 		}
 		got, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(data))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w (want armored OpenPGP private keys, as gpg --export-secret-keys --armor writes them)", file, err)
+			// gpg --import takes a binary export too (no --armor), and so does this.
+			if bin, berr := openpgp.ReadKeyRing(bytes.NewReader(data)); berr == nil && len(bin) > 0 {
+				got, err = bin, nil
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (want OpenPGP private keys, as gpg --export-secret-keys --armor writes them)", file, err)
 		}
 		for _, e := range got {
 			if e.PrivateKey == nil {

@@ -132,10 +132,24 @@ func TestDecryptRefuses(t *testing.T) {
 }
 
 // LoadPGP takes private keys only, unprotected, as kustomize-controller can use them; each
-// refusal names the file and the key.
+// refusal names the file and the key. A binary export (no --armor) is read as gpg --import reads
+// it.
 func TestLoadPGPRefuses(t *testing.T) {
 	ring := keys(t, "pgp.asc")
 	dir := t.TempDir()
+	var bin bytes.Buffer
+	if err := ring.PGP[0].SerializePrivateWithoutSigning(&bin, nil); err != nil {
+		t.Fatal(err)
+	}
+	binFile := filepath.Join(dir, "binary.gpg")
+	if err := os.WriteFile(binFile, bin.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadPGP([]string{binFile}); err != nil || len(got) != 1 {
+		t.Errorf("a binary export: %d keys, %v; want the key", len(got), err)
+	} else if _, err := Decrypt(load(t, "pgp.yaml"), Identities{PGP: got}); err != nil {
+		t.Errorf("decrypting with the key of a binary export: %v", err)
+	}
 	write := func(name string, serialize func(io.Writer) error) string {
 		var b bytes.Buffer
 		w, err := armor.Encode(&b, openpgp.PrivateKeyType, nil)
