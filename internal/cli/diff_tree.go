@@ -66,7 +66,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&d.tree.All, "all", false, "render every HelmRelease, not only those whose inputs (the HelmRelease, its values sources, its chart's source, the Kustomization and variables that make it) changed")
 	fs.StringVar(&d.tree.KubeVersion, "kube-version", "", "the Kubernetes version the charts see (.Capabilities.KubeVersion), as helm template takes it (default: the Helm SDK's)")
 	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them; repeatable")
-	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; repeatable")
+	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; a Bucket's (https://ENDPOINT/BUCKET) from a local copy of it only; repeatable")
 	fs.StringVar(&d.cache, "chart-cache", "", "the directory charts are kept in between runs, by source, chart and version (default: $XDG_CACHE_HOME/helm-drift/charts, else ~/.cache/helm-drift/charts; off: none)")
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository, beside the bootstrap one and those whose URL is its origin; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")

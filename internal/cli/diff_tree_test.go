@@ -660,3 +660,50 @@ func oneReport(t *testing.T, out string) treeDocument {
 	}
 	return doc
 }
+
+// A chart from a Bucket is read from a local copy of the bucket that --chart-source maps the
+// Bucket's URL to (https://ENDPOINT/BUCKET); without one, the HelmRelease is named as not
+// rendered, the flag to give named too.
+func TestDiffTreeBucketChart(t *testing.T) {
+	root := golden.RepoRoot()
+	web := func(replicas int) string {
+		return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: web}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./webapp, sourceRef: {kind: Bucket, name: charts, namespace: flux-system}}
+  values: {replicas: %d, headless: true}
+`, replicas)
+	}
+	dir := gitTree(t, map[string]string{
+		"sources/bucket.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: Bucket
+metadata: {name: charts, namespace: flux-system}
+spec: {interval: 1h, provider: generic, endpoint: minio.example.com, bucketName: charts}
+`,
+		"apps/web.yaml": web(2),
+	})
+	writeTree(t, dir, map[string]string{"apps/web.yaml": web(3)})
+
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "--chart-source", "https://minio.example.com/charts="+filepath.Join(root, "testdata/charts"), "-o", "json")
+	if code != ExitDrift {
+		t.Fatalf("with the bucket's copy: exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	doc := oneReport(t, out)
+	var rows []string
+	for _, o := range doc.HelmReleases[0].Report.Objects {
+		for _, r := range o.Rows {
+			rows = append(rows, o.Object+" "+r.Path)
+		}
+	}
+	if strings.Join(rows, "\n") != "Deployment.apps web/web spec.replicas" {
+		t.Errorf("rows %q, want the replicas only", rows)
+	}
+
+	code, out, errOut = runTree(t, dir, "--base", "HEAD")
+	if code != ExitUnmeasured || !strings.Contains(errOut, "HelmRelease web/web: not rendered") || !strings.Contains(errOut, "--chart-source https://minio.example.com/charts=DIR)") {
+		t.Errorf("without a copy of the bucket: exit %d, want 3 naming web and the flag\n%s%s", code, out, errOut)
+	}
+}

@@ -184,6 +184,9 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		src.Revision, src.From = ch.Metadata.Version, "this repository"
 		return ch, src, dir, nil
 	}
+	if ref.Kind == "Bucket" {
+		return o.bucketChart(ctx, tpl.Chart, ns, ref.Name, src)
+	}
 	if ref.Kind != "HelmRepository" {
 		return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
 	}
@@ -266,4 +269,45 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 	}
 	src.Revision, src.From = cv.Version, "repository"
 	return ch, src, "", nil
+}
+
+// bucketChart reads the chart at chartPath of the Bucket ns/name from a local copy of the bucket
+// that --chart-source maps its URL to (https://ENDPOINT/BUCKET, http:// when spec.insecure): an
+// S3-compatible store is not read from here. As for a GitRepository, the chart is the directory
+// (or packaged chart) at that path of the bucket's content, its version what its Chart.yaml
+// says, and valuesFiles are read from the same copy.
+func (o ChartOptions) bucketChart(ctx context.Context, chartPath, ns, name string, src Source) (*chartv2.Chart, Source, string, error) {
+	obj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "Bucket", ns, name)
+	if err != nil {
+		return nil, src, "", fmt.Errorf("Bucket %s/%s (spec.chart.spec.sourceRef): %w", ns, name, err)
+	}
+	url := BucketURL(obj)
+	dir, local := o.mirrored(url)
+	if !local {
+		return nil, src, "", fmt.Errorf("Bucket %s/%s (%s): a chart from a Bucket is read from its HelmChart's artifact once source-controller made it, else from a local copy of the bucket (diff tree: --chart-source %s=DIR)", ns, name, url, url)
+	}
+	ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+chartPath))))
+	if err != nil {
+		return nil, src, "", fmt.Errorf("Bucket %s/%s (a copy in %s): chart %s: %w", ns, name, dir, chartPath, err)
+	}
+	src.Revision, src.From = ch.Metadata.Version, "mirror "+dir
+	return ch, src, dir, nil
+}
+
+// BucketURL is the URL a Bucket is known by to --chart-source: https://ENDPOINT/BUCKET
+// (http:// when spec.insecure; an endpoint written with its scheme keeps it).
+func BucketURL(obj map[string]any) string {
+	spec, _ := obj["spec"].(map[string]any)
+	endpoint, _ := spec["endpoint"].(string)
+	bucket, _ := spec["bucketName"].(string)
+	insecure, _ := spec["insecure"].(bool)
+	endpoint = strings.TrimSuffix(endpoint, "/")
+	if !strings.Contains(endpoint, "://") {
+		scheme := "https://"
+		if insecure {
+			scheme = "http://"
+		}
+		endpoint = scheme + endpoint
+	}
+	return endpoint + "/" + bucket
 }
