@@ -281,7 +281,7 @@ func (o ChartOptions) bucketChart(ctx context.Context, chartPath, ns, name strin
 	if err != nil {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (spec.chart.spec.sourceRef): %w", ns, name, err)
 	}
-	url := BucketURL(obj)
+	url := bucketURL(obj)
 	dir, local := o.mirrored(url)
 	if !local {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (%s): a chart from a Bucket is read from its HelmChart's artifact once source-controller made it, else from a local copy of the bucket (diff tree: --chart-source %s=DIR)", ns, name, url, url)
@@ -294,9 +294,9 @@ func (o ChartOptions) bucketChart(ctx context.Context, chartPath, ns, name strin
 	return ch, src, dir, nil
 }
 
-// BucketURL is the URL a Bucket is known by to --chart-source: https://ENDPOINT/BUCKET
+// bucketURL is the URL a Bucket is known by to --chart-source: https://ENDPOINT/BUCKET
 // (http:// when spec.insecure; an endpoint written with its scheme keeps it).
-func BucketURL(obj map[string]any) string {
+func bucketURL(obj map[string]any) string {
 	spec, _ := obj["spec"].(map[string]any)
 	endpoint, _ := spec["endpoint"].(string)
 	bucket, _ := spec["bucketName"].(string)
