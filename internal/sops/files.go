@@ -208,6 +208,9 @@ func readDotenv(data []byte) (branch, error) {
 	return b, nil
 }
 
+// maxKeyEntries bounds the entries of one key type a flattened sops metadata holds.
+const maxKeyEntries = 1000
+
 // unflatten sets a flattened sops metadata value (age, list_0, map_enc) into meta.
 func unflatten(meta map[string]any, path []string, v string) error {
 	if len(path) == 1 {
@@ -218,6 +221,11 @@ func unflatten(meta map[string]any, path []string, v string) error {
 	idx, err := strconv.Atoi(strings.TrimPrefix(rest[0], "list_"))
 	if !strings.HasPrefix(rest[0], "list_") || err != nil || len(rest) != 2 || !strings.HasPrefix(rest[1], "map_") {
 		return fmt.Errorf("not a list of entries")
+	}
+	// A file from a pull request is read: an index is bounded, so that it cannot ask for
+	// memory it does not hold (sops writes one entry per key, a handful).
+	if idx < 0 || idx >= maxKeyEntries {
+		return fmt.Errorf("entry %d: at most %d entries are read", idx, maxKeyEntries)
 	}
 	l, _ := meta[path[0]].([]any)
 	for len(l) <= idx {

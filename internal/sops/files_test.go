@@ -68,6 +68,19 @@ func TestDecryptFile(t *testing.T) {
 	if _, ok := Detect([]byte("key=value\n")); ok {
 		t.Error("Detect: a plain dotenv file is taken for an encrypted one")
 	}
+	// A metadata index that would ask for memory it does not hold is refused, named, in
+	// either flattened format.
+	for _, c := range []struct {
+		data string
+		f    Format
+	}{
+		{"KEY=ENC[x]\nsops_age__list_2000000000__map_enc=x\n", Dotenv},
+		{"[sops]\nage__list_-1__map_enc = x\n", INI},
+	} {
+		if _, err := DecryptFile([]byte(c.data), c.f, c.f, ids); err == nil || !strings.Contains(err.Error(), "entries are read") {
+			t.Errorf("%s: %v, want the index refused", c.f, err)
+		}
+	}
 	if _, err := DecryptFile([]byte("[sops]\n"), INI, INI, ids); err == nil || !strings.Contains(err.Error(), "no sops metadata") {
 		t.Errorf("an INI file of an empty sops section: %v, want it refused, named", err)
 	}
