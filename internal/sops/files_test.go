@@ -2,6 +2,7 @@ package sops
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,15 @@ func TestDecryptFile(t *testing.T) {
 		if _, err := DecryptFile([]byte(c.data), c.f, c.f, ids); err == nil || !strings.Contains(err.Error(), "entries are read") {
 			t.Errorf("%s: %v, want the index refused", c.f, err)
 		}
+	}
+	// Aliases that would expand beyond reason, in a second document (sops' own first pass reads
+	// the first one only): refused by the decoder, never expanded.
+	bomb := "a: 1\n---\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 1; i < 9; i++ {
+		bomb += fmt.Sprintf("l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	if _, err := DecryptFile([]byte(bomb), YAML, YAML, ids); err == nil || !strings.Contains(err.Error(), "excessive aliasing") {
+		t.Errorf("aliases expanding to 10^9 values: %v, want them refused", err)
 	}
 	if _, err := DecryptFile([]byte("[sops]\n"), INI, INI, ids); err == nil || !strings.Contains(err.Error(), "no sops metadata") {
 		t.Errorf("an INI file of an empty sops section: %v, want it refused, named", err)

@@ -58,6 +58,13 @@ func loadYAML(data []byte) ([]branch, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Each document decoded once as a value too, before its aliases are followed below:
+		// the decoder refuses a document whose aliases expand beyond reason (a pull request's
+		// file could ask for more memory than there is).
+		var v any
+		if err := doc.Decode(&v); err != nil {
+			return nil, err
+		}
 		b, err := appendNode(&doc, branch{}, false)
 		if err != nil {
 			return nil, err
