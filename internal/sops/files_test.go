@@ -16,10 +16,7 @@ import (
 // Secret's value) decrypt to what its test expects of the Secrets made from them (key: value),
 // told by their markers and written in the format their key names.
 func TestDecryptFile(t *testing.T) {
-	ids, err := LoadIdentities("../../testdata/sops/age.agekey")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := keys(t, "age.agekey")
 	read := func(name string) []byte {
 		data, err := os.ReadFile(filepath.Join("../../testdata/sops/generator", name))
 		if err != nil {
@@ -102,10 +99,7 @@ func TestDecryptFile(t *testing.T) {
 // testdata/sops/sopsgen): the keys in the file's order, comments kept where sops puts them,
 // quoting, indent, anchors resolved, numbers, booleans, times and nulls as sops types them.
 func TestDecryptFileAsSops(t *testing.T) {
-	ids, err := LoadIdentities("../../testdata/sops/age.agekey")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids := keys(t, "age.agekey")
 	for _, ext := range []string{"yaml", "json", "env", "ini"} {
 		t.Run(ext, func(t *testing.T) {
 			read := func(name string) []byte {
