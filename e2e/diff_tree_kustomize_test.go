@@ -67,6 +67,9 @@ type fleetSide struct {
 // generated ConfigMap and the encrypted Secret), podinfo (the corpus chart: a substituted
 // replica count, a message from a Secret's substitution, a color from the generated Secret)
 // and quiet (substitution disabled by annotation, so that a moved variable leaves it alone).
+// clusters/e2e also holds the .sops.yaml of sops' creation rules, where Flux's SOPS guide
+// writes it: not a manifest, and not in the GitRepository's artifact (source-controller leaves
+// it out), so neither the controllers nor the preview read it.
 func fleetFiles(ns, gitURL, repoURL, registry string, s fleetSide) map[string]string {
 	return map[string]string{
 		"clusters/e2e/flux-system.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
@@ -79,6 +82,7 @@ kind: Kustomization
 metadata: {name: fleet, namespace: %[1]s}
 spec: {interval: 1h, path: ./clusters/e2e, prune: true, sourceRef: {kind: GitRepository, name: fleet}}
 `, ns, gitURL),
+		"clusters/e2e/.sops.yaml": "creation_rules:\n  - path_regex: .*.yaml\n    encrypted_regex: ^(data|stringData)$\n    age: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n",
 		"clusters/e2e/vars.yaml": fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata: {name: cluster-vars, namespace: %[1]s}

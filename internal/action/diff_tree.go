@@ -364,7 +364,9 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	}
 	co := d.Charts
 	co.Get, co.FromSpec, co.Artifacts = get, true, shared
-	co.GitRepository = func(string, string) (string, bool) { return t.Root, true }
+	co.GitRepository = func(ns, name string) (string, error) {
+		return t.GitRepository(h, ns, name)
+	}
 	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: get, Charts: co,
 		KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender})
 	if err != nil {

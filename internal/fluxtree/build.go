@@ -55,6 +55,7 @@ type builder struct {
 	opts  Options
 	tree  *Tree
 	files *scanned
+	git   *gitSources
 	// artifacts are the directories of the ExternalArtifacts made so far in this context, by
 	// namespace/name (the repository's own files are read where they are: builds write
 	// nothing to them).

@@ -15,8 +15,9 @@ import (
 )
 
 // source returns the directory a Kustomization's sourceRef gives it: this
-// repository, or an ExternalArtifact an ArtifactGenerator makes from it by its copy rules.
-// "" with no error: the source is another repository (the Kustomization is Skipped).
+// repository's artifact, or an ExternalArtifact an ArtifactGenerator makes from it by its copy rules.
+// "" with no error: the source is another repository, or another revision of this one (the
+// Kustomization is Skipped).
 func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) {
 	spec, _ := k.obj["spec"].(map[string]any)
 	ref, _ := spec["sourceRef"].(map[string]any)
@@ -28,11 +29,21 @@ func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) 
 	case "":
 		return b.root, nil
 	case "GitRepository":
-		if !b.thisRepository(k, ns, name, p) {
-			b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source GitRepository %s/%s is another repository (pass --source %s/%s if it is this one)", k.id(), ns, name, ns, name))
+		boot := false
+		if k.file != "" {
+			rel := cleanRel(str(spec, "path"))
+			boot = rel == "." || strings.HasPrefix(k.file, rel+"/")
+		}
+		repo := b.gitRepository(ns, name, p)
+		if ok, why := b.git.this(ns, name, repo, boot); !ok {
+			b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source GitRepository %s/%s is not the revision previewed: %s (pass --source %s/%s if it is)", k.id(), ns, name, why, ns, name))
 			return "", nil
 		}
-		return b.root, nil
+		dir, err := b.git.dir(repo)
+		if err != nil {
+			return "", fmt.Errorf("sourceRef GitRepository %s/%s: %w", ns, name, err)
+		}
+		return dir, nil
 	case "ExternalArtifact":
 		return b.artifact(k, ns, name, p)
 	}
@@ -40,35 +51,13 @@ func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) 
 	return "", nil
 }
 
-// thisRepository says whether the GitRepository ns/name is the repository read: the bootstrap
-// source (the Kustomization's path holds the file it is written in), one named by --source, one
-// whose URL is the repository's remote, and, when its URL cannot be compared (no remote
-// known, or it is not in the tree), any.
-func (b *builder) thisRepository(k ksRef, ns, name string, p *pool) bool {
-	for _, s := range b.opts.Sources {
-		if s == ns+"/"+name {
-			return true
-		}
+// gitRepository is the GitRepository ns/name the context applies, or else the files hold; nil
+// when neither does.
+func (b *builder) gitRepository(ns, name string, p *pool) map[string]any {
+	if repo, ok := p.objects[objectKey(sourceGroup, "GitRepository", ns, name)]; ok {
+		return repo
 	}
-	if k.file != "" {
-		spec, _ := k.obj["spec"].(map[string]any)
-		if rel := cleanRel(str(spec, "path")); rel == "." || strings.HasPrefix(k.file, rel+"/") {
-			return true
-		}
-	}
-	repo, ok := p.objects[objectKey(sourceGroup, "GitRepository", ns, name)]
-	if !ok {
-		for _, o := range b.files.objects {
-			if o.group == sourceGroup && o.kind == "GitRepository" && o.name == name && (o.namespace == ns || o.namespace == "") {
-				repo, ok = o.obj, true
-			}
-		}
-	}
-	if !ok || b.opts.RemoteURL == "" {
-		return true
-	}
-	spec, _ := repo["spec"].(map[string]any)
-	return sameRepository(str(spec, "url"), b.opts.RemoteURL)
+	return b.files.find(sourceGroup, "GitRepository", ns, name)
 }
 
 // sameRepository compares two Git URLs by host and path (https://github.com/o/r.git,
@@ -101,7 +90,7 @@ func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 	if art == nil {
 		return "", fmt.Errorf("sourceRef ExternalArtifact %s: no ArtifactGenerator in the tree declares it", key)
 	}
-	aliases := map[string]bool{}
+	aliases := map[string]string{} // alias to its artifact's directory
 	sources, _ := gen["spec"].(map[string]any)["sources"].([]any)
 	for _, s := range sources {
 		sm, _ := s.(map[string]any)
@@ -110,12 +99,16 @@ func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 			if sns == "" {
 				sns = ns
 			}
-			if b.thisRepository(ksRef{namespace: ns}, sns, str(sm, "name"), p) {
-				aliases[str(sm, "alias")] = true
+			repo := b.gitRepository(sns, str(sm, "name"), p)
+			if ok, _ := b.git.this(sns, str(sm, "name"), repo, false); ok {
+				dir, err := b.git.dir(repo)
+				if err != nil {
+					return "", fmt.Errorf("ExternalArtifact %s: source @%s, GitRepository %s/%s: %w", key, str(sm, "alias"), sns, str(sm, "name"), err)
+				}
+				aliases[str(sm, "alias")] = dir
 			}
 		}
 	}
-	src := b.root
 	dst, err := os.MkdirTemp(b.opts.Work, "artifact-")
 	if err != nil {
 		return "", err
@@ -125,8 +118,9 @@ func (b *builder) artifact(k ksRef, ns, name string, p *pool) (string, error) {
 		cm, _ := c.(map[string]any)
 		from, to := str(cm, "from"), str(cm, "to")
 		alias, pattern, _ := strings.Cut(strings.TrimPrefix(from, "@"), "/")
-		if !aliases[alias] {
-			return "", fmt.Errorf("ExternalArtifact %s: copy from %q: source @%s is not this repository", key, from, alias)
+		src, ok := aliases[alias]
+		if !ok {
+			return "", fmt.Errorf("ExternalArtifact %s: copy from %q: source @%s is not this repository at the revision previewed", key, from, alias)
 		}
 		dest := strings.TrimPrefix(strings.TrimPrefix(to, "@artifact"), "/")
 		if err := copyMatching(src, pattern, filepath.Join(dst, filepath.FromSlash(dest)), strings.HasSuffix(to, "/") || dest == ""); err != nil {

@@ -9,6 +9,7 @@ package fluxtree
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"path/filepath"
 	"sort"
@@ -54,6 +55,26 @@ type Tree struct {
 	// Decrypted are the SOPS-encrypted objects decrypted with Options.SOPS ("Secret
 	// apps/creds (Kustomization flux-system/apps)").
 	Decrypted []string
+	git       *gitSources
+}
+
+// GitRepository gives the directory a chart of the GitRepository ns/name (as h's context
+// applies it, or else as the files hold it) is read from: this repository's files as
+// source-controller archives them for it, or an error saying why it is not this repository at
+// the revision read (another URL, another branch, a tag).
+func (t *Tree) GitRepository(h *HelmRelease, ns, name string) (string, error) {
+	repo, ok := h.Objects[objectKey(sourceGroup, "GitRepository", ns, name)]
+	if !ok {
+		repo = t.git.files.find(sourceGroup, "GitRepository", ns, name)
+	}
+	if ok, why := t.git.this(ns, name, repo, false); !ok {
+		return "", fmt.Errorf("GitRepository %s/%s is not the revision previewed: %s (pass --source %s/%s if it is)", ns, name, why, ns, name)
+	}
+	dir, err := t.git.dir(repo)
+	if err != nil {
+		return "", fmt.Errorf("GitRepository %s/%s: %w", ns, name, err)
+	}
+	return dir, nil
 }
 
 // Problem is a file that could not be read or a Kustomization that could not be built.
@@ -127,7 +148,8 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{root: root, opts: o, tree: t, files: scan}
+	t.git = newGitSources(root, o, scan)
+	b := &builder{root: root, opts: o, tree: t, files: scan, git: t.git}
 	roots := b.roots()
 	if len(roots) == 0 {
 		// A file that does not parse matters here; under Kustomizations, only if a build

@@ -173,9 +173,9 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		ns = hr.Namespace
 	}
 	if ref.Kind == "GitRepository" && o.GitRepository != nil {
-		dir, ok := o.GitRepository(ns, ref.Name)
-		if !ok {
-			return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef GitRepository %s/%s is another repository: helm-drift reads charts from this one", ns, ref.Name)
+		dir, err := o.GitRepository(ns, ref.Name)
+		if err != nil {
+			return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef: %w; helm-drift reads charts of GitRepositories from this one", err)
 		}
 		ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
 		if err != nil {
