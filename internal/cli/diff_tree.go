@@ -68,6 +68,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them; repeatable")
 	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; a Bucket's (https://ENDPOINT/BUCKET) from a local copy of it only; repeatable")
 	fs.StringVar(&d.cache, "chart-cache", "", "the directory charts are kept in between runs, by source, chart and version (default: $XDG_CACHE_HOME/helm-drift/charts, else ~/.cache/helm-drift/charts; off: none)")
+	fs.BoolVar(&d.tree.Tree.NoRemoteBases, "no-remote-bases", false, "refuse a kustomization's remote bases (git URLs), as kustomize-controller run with --no-remote-bases does; by default they are cloned, as it clones them")
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository at the revision previewed, beside the bootstrap one and those of its origin's URL that follow the bootstrap's branch; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
 	fs.BoolVar(&d.tree.Charts.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")

@@ -284,7 +284,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	// generator above reads the files only, as kustomize-controller runs it, outside its lock.
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources)
+	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources, !b.opts.NoRemoteBases)
 	if err != nil {
 		// Named by the repository's paths, not the directory's on this machine.
 		return nil, nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))

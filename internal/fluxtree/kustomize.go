@@ -2,17 +2,23 @@ package fluxtree
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
 
 // kustomizeBuild builds the kustomization in dir as kustomize-controller does, through
-// fluxcd/pkg/kustomize: the files of src only (no remote bases), loads from outside dir allowed,
-// builtin plugins only, a panic of kustomize's returned as an error; kfile is the kustomization
+// fluxcd/pkg/kustomize: the files of src, loads from outside dir allowed, builtin plugins only,
+// a panic of kustomize's returned as an error; remote bases (git URLs, cloned into a temporary
+// directory) fetched when remoteBases (kustomize-controller's default), refused otherwise (its
+// --no-remote-bases), remote files fetched in any case, as kustomize loads them; kfile is the kustomization
 // file the Flux generator made from the Kustomization's spec (manifest, its content), which the
 // build reads in place of the one on disk; decrypted holds the decrypted secretGenerator sources
 // (absolute paths, see decryptSources), read in place of theirs. They are written in memory over
@@ -25,13 +31,17 @@ import (
 // builtin schema again (about 50 ms of CPU, more than the build of a Kustomization of a few
 // files). Here the builtin schema is loaded once and kept, and reset only after a build that
 // set a schema of its own: every build starts from the builtin schema, as under SecureBuild.
-// xref: fluxcd/pkg/kustomize kustomize_generator.go SecureBuild, Build; filesys MakeFsInMemory.
-func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte) (res resmap.ResMap, err error) {
+// xref: fluxcd/pkg/kustomize kustomize_generator.go SecureBuild, Build; filesys MakeFsInMemory;
+// kustomize-controller internal/controller/kustomization_controller.go build (NoRemoteBases).
+func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
 	disk, err := securefs.MakeFsOnDiskSecure(src)
+	if remoteBases {
+		disk, err = securefs.MakeFsOnDiskSecureBuild(src)
+	}
 	if err != nil {
 		return nil, err
 	}
-	fs := securefs.MakeFsInMemory(disk)
+	fs := cleaningFS{securefs.MakeFsInMemory(disk)}
 	if err := fs.WriteFile(kfile, manifest); err != nil {
 		return nil, err
 	}
@@ -56,6 +66,24 @@ func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[strin
 		PluginConfig:     kustypes.DisabledPluginConfig(),
 	})
 	return k.Run(fs, dir)
+}
+
+// cleaningFS is a build's file system (fluxcd/pkg/kustomize's in-memory layer over the tree),
+// whose RemoveAll also removes from the disk kustomize's temporary directories: the clone of a
+// remote base, which kustomize removes once built (or refused) and the in-memory layer would
+// only forget. Nothing else is ever removed from the disk.
+type cleaningFS struct {
+	filesys.FileSystem
+}
+
+// RemoveAll removes path from the in-memory layer, and from the disk when it is one of
+// kustomize's temporary directories.
+func (f cleaningFS) RemoveAll(path string) error {
+	err := f.FileSystem.RemoveAll(path)
+	if tmp, terr := securefs.TmpConfirmedDirPrefix(); terr == nil && strings.HasPrefix(filepath.Clean(path), tmp) && !strings.Contains(path[len(tmp):], string(filepath.Separator)) {
+		return os.RemoveAll(path)
+	}
+	return err
 }
 
 // builtinSchema is what kyaml reports as its schema when no kustomization has set one: the

@@ -1,8 +1,17 @@
 package fluxtree
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/kustomize"
@@ -108,7 +117,7 @@ spec:
 		if err != nil {
 			return nil, err
 		}
-		return kustomizeBuild(src, dir, kfile, manifest, nil)
+		return kustomizeBuild(src, dir, kfile, manifest, nil, false)
 	}
 	flux := func(src, dir string) (resmap.ResMap, error) { return kustomize.SecureBuild(src, dir, false) }
 	want := map[string]string{"plain": yamlOf(flux, "plain"), "own": yamlOf(flux, "own")}
@@ -122,5 +131,81 @@ spec:
 	}
 	if v := openapi.GetSchemaVersion(); v != builtinSchema {
 		t.Errorf("after the builds the schema is %q, want the builtin %q", v, builtinSchema)
+	}
+}
+
+// TestLoadRemoteBases: a kustomization's remote base (a git URL, served here by git's own
+// http-backend) is cloned, as kustomize-controller clones it by default, and refused, named,
+// with NoRemoteBases, as it refuses it when run with --no-remote-bases; a remote file is
+// fetched either way, as kustomize loads it.
+func TestLoadRemoteBases(t *testing.T) {
+	backend, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skipf("git --exec-path: %v (the test needs git)", err)
+	}
+	served := t.TempDir()
+	repo := filepath.Join(served, "bases.git")
+	writeFiles(t, repo, map[string]string{"podinfo/kustomization.yaml": "resources: [hr.yaml]\n", "podinfo/hr.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: from-base, namespace: apps}
+spec: {interval: 1h, chart: {spec: {chart: c, sourceRef: {kind: HelmRepository, name: r}}}}
+`})
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "bases"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/git/", http.StripPrefix("/git", &cgi.Handler{
+		Path:   filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
+		Env:    []string{"GIT_PROJECT_ROOT=" + served, "GIT_HTTP_EXPORT_ALL=1"},
+		Stderr: io.Discard, // kustomize asks for the URL as a file first, which it refuses
+	}))
+	mux.HandleFunc("/raw/hr.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: from-url, namespace: apps}\nspec: {interval: 1h, chart: {spec: {chart: c, sourceRef: {kind: HelmRepository, name: r}}}}\n")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"clusters/c/sync.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/c, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: remote, namespace: flux-system}
+spec: {interval: 1h, path: ./remote, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: file, namespace: flux-system}
+spec: {interval: 1h, path: ./file, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		"remote/kustomization.yaml": "resources:\n  - " + srv.URL + "/git/bases.git//podinfo?ref=main\n",
+		"file/kustomization.yaml":   "resources:\n  - " + srv.URL + "/raw/hr.yaml\n",
+	})
+	names := func(tree *Tree) []string {
+		var out []string
+		for _, h := range tree.HelmReleases {
+			out = append(out, h.Name)
+		}
+		return out
+	}
+	tree, err := Load(context.Background(), root, Options{Work: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(tree); !slices.Equal(got, []string{"from-base", "from-url"}) || len(tree.Problems) > 0 {
+		t.Errorf("remote bases cloned: HelmReleases %v, problems %v; want from-base and from-url", got, tree.Problems)
+	}
+	tree, err = Load(context.Background(), root, Options{Work: t.TempDir(), NoRemoteBases: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(tree); !slices.Equal(got, []string{"from-url"}) || len(tree.Problems) != 1 || !strings.Contains(tree.Problems[0].Error(), "Kustomization flux-system/remote") {
+		t.Errorf("--no-remote-bases: HelmReleases %v, problems %v; want from-url, and the remote Kustomization named", got, tree.Problems)
 	}
 }

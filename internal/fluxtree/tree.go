@@ -37,6 +37,9 @@ type Options struct {
 	// spec.decryption.provider sops builds are decrypted with them, as kustomize-controller
 	// decrypts them with its decryption keys. None: they stay encrypted (never decrypted).
 	SOPS sops.Identities
+	// NoRemoteBases refuses a kustomization's remote bases (git URLs), as kustomize-controller
+	// run with --no-remote-bases does; by default they are cloned, as it does by default.
+	NoRemoteBases bool
 	// Work is a directory for the ExternalArtifacts made from the tree by their
 	// ArtifactGenerators' copy rules. The builds write nothing, there or in the tree.
 	Work string
