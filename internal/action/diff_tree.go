@@ -118,6 +118,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	res := &TreeResult{Base: sides[0].c.Name, Head: sides[1].c.Name}
 	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
+	res.Notes = append(res.Notes, ht.Unserved...)
 	for _, d := range ht.Decrypted {
 		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the keys given")
 	}

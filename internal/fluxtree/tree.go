@@ -58,7 +58,11 @@ type Tree struct {
 	// Decrypted are the SOPS-encrypted objects decrypted with Options.SOPS ("Secret
 	// apps/creds (Kustomization flux-system/apps)").
 	Decrypted []string
-	git       *gitSources
+	// Unserved are the objects of Flux's groups in an API version its current controllers no
+	// longer serve ("HelmRelease apps/web (Kustomization flux-system/apps) is
+	// helm.toolkit.fluxcd.io/v2beta1, ...").
+	Unserved []string
+	git      *gitSources
 }
 
 // GitRepository gives the directory a chart of the GitRepository ns/name (as h's context
@@ -169,6 +173,7 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	sort.Slice(t.Problems, func(i, j int) bool { return t.Problems[i].Where < t.Problems[j].Where })
 	sort.Strings(t.Skipped)
 	sort.Strings(t.Decrypted)
+	sort.Strings(t.Unserved)
 	return t, nil
 }
 
