@@ -37,6 +37,7 @@ import (
 var (
 	kustomizations  = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	gitRepositories = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "gitrepositories"}
+	helmCharts      = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "helmcharts"}
 )
 
 // fleetSide is what differs between the two commits of TestDiffTreePredictsKustomizeController's
@@ -54,6 +55,10 @@ type fleetSide struct {
 	// YAML store, and the generated Secret's hashed name is made from what that store writes.
 	podinfoSettings string
 	podinfoINI      string // apps/podinfo-app.ini: the same, an INI file (testdata/sops/order/encrypted.ini)
+	// localGreeting is written into the template of charts/local, a chart of the repository
+	// itself whose version stays 1.0.0: HelmRelease local (reconcileStrategy ChartVersion)
+	// does not get the change, localrev (Revision) does.
+	localGreeting string
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -112,7 +117,7 @@ spec:
 		"apps/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 namespace: %s
-resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml]
+resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml, local.yaml]
 configMapGenerator:
 - name: web-values
   files: [values.yaml=web-values.yaml]
@@ -180,6 +185,30 @@ spec:
     spec: {chart: webapp, version: "1.0.0", sourceRef: {kind: HelmRepository, name: charts}}
   install: {disableWait: true}
   values: {replicas: 1, headless: true, inlineLogLevel: "${LOG_LEVEL}"}
+`, ns),
+		"charts/local/Chart.yaml": "apiVersion: v2\nname: local\nversion: 1.0.0\n",
+		"charts/local/templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+  labels: {helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}}
+data: {greeting: ` + fmt.Sprintf("%q", s.localGreeting) + `}
+`,
+		"apps/local.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: local, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: localrev, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, reconcileStrategy: Revision, sourceRef: {kind: GitRepository, name: fleet}}
 `, ns),
 	}
 }
@@ -254,12 +283,14 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
+		localGreeting: "hello",
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
+		localGreeting: "hello, world",
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -296,18 +327,31 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
-	predicted, next := map[string][]string{}, map[string]string{}
+	predicted, next, notApplied := map[string][]string{}, map[string]string{}, map[string]int{}
 	for _, e := range doc.HelmReleases {
 		name := strings.TrimPrefix(e.HelmRelease, ns+"/")
 		next[name] = e.Next
 		if e.Report != nil {
 			predicted[name] = rowsOf(e.Report)
+			for _, o := range e.Report.Objects {
+				for _, r := range o.Rows {
+					if !r.Resolved {
+						notApplied[name]++
+					}
+				}
+			}
 		}
 	}
 	// quiet's inputs are the same on both sides (its substitution is disabled): it is counted
 	// as unchanged, not rendered, or rendered with nothing to do.
 	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || (next["quiet"] != "" && next["quiet"] != "nothing") || len(predicted["quiet"]) != 0 {
 		t.Fatalf("next reconciles %v (quiet's rows %v), want web and podinfo upgraded, quiet nothing\n%s", next, predicted["quiet"], stderr.String())
+	}
+	// charts/local's template changed, its version did not: local (reconcileStrategy
+	// ChartVersion) shows the change, not applied; localrev (Revision) upgrades, its chart's
+	// version carrying the merged commit.
+	if next["local"] != "nothing" || next["localrev"] != "upgrade" || len(predicted["local"]) == 0 || notApplied["local"] != len(predicted["local"]) || notApplied["localrev"] != 0 {
+		t.Fatalf("next reconciles %v, rows %v (%v not applied): want local nothing (its rows not applied), localrev upgraded\n%s", next, predicted, notApplied, stderr.String())
 	}
 
 	// Each change names its substitution variables: those the HelmRelease refers to.
@@ -345,11 +389,11 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// pull request.
 	applyYAML(t, base["clusters/e2e/flux-system.yaml"])
 	waitKustomization(t, ns, "apps", "")
-	for _, name := range []string{"web", "podinfo", "quiet"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev"} {
 		waitTreeRevision(t, ns, name, 1)
 	}
 	before := map[string]string{}
-	for _, name := range []string{"web", "podinfo", "quiet"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev"} {
 		before[name] = storedRelease(t, ns, name).Manifest
 	}
 	git("merge", "-q", "--ff-only", "pr")
@@ -363,12 +407,25 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	for _, name := range []string{"web", "podinfo", "quiet"} {
 		waitObserved(t, ns, name)
 	}
-	for name, upgraded := range map[string]bool{"web": true, "podinfo": true, "quiet": false} {
+	// localrev is upgraded once source-controller packaged the head's chart; by then local's
+	// HelmChart has seen the head's revision too, and kept the chart it had.
+	waitTreeRevision(t, ns, "localrev", 2)
+	testenv.Eventually(t, 2*time.Minute, "HelmChart "+ns+"/"+ns+"-local saw the head", func() (bool, string) {
+		hc, err := cluster.Dynamic.Resource(helmCharts).Namespace(ns).Get(context.Background(), ns+"-local", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		seen, _, _ := unstructured.NestedString(hc.Object, "status", "observedSourceArtifactRevision")
+		version, _, _ := unstructured.NestedString(hc.Object, "status", "artifact", "revision")
+		return strings.HasSuffix(seen, rev) && version == "1.0.0", fmt.Sprintf("source revision %q, artifact %q", seen, version)
+	})
+	waitObserved(t, ns, "local")
+	for name, upgraded := range map[string]bool{"web": true, "podinfo": true, "quiet": false, "local": false, "localrev": true} {
 		if v := storedRelease(t, ns, name).Version; (v > 1) != upgraded {
 			t.Errorf("%s: at revision %d after the head, want upgraded %v", name, v, upgraded)
 		}
 	}
-	for _, name := range []string{"web", "podinfo"} {
+	for _, name := range []string{"web", "podinfo", "localrev"} {
 		happened := manifestChanges(t, before[name], storedRelease(t, ns, name).Manifest, ns)
 		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
 			t.Errorf("%s: predicted rows\n  %s\nthe controllers changed\n  %s", name, strings.Join(predicted[name], "\n  "), strings.Join(happened, "\n  "))

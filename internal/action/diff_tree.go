@@ -91,7 +91,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 				return
 			}
 			o := d.Tree
-			o.Work, o.RemoteURL = work, s.c.RemoteURL
+			o.Work, o.RemoteURL, o.Revision = work, s.c.RemoteURL, s.c.Commit
 			t, err := fluxtree.Load(ctx, s.c.Dir, o)
 			if err != nil {
 				s.err = &InputError{Err: fmt.Errorf("%s (%s): %w", s.name, s.c.Name, err)}
@@ -125,7 +125,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
-		if p.base != nil && p.head != nil && fingerprint(p.base) == fingerprint(p.head) {
+		if p.base != nil && p.head != nil && fingerprint(p.base, bt) == fingerprint(p.head, ht) {
 			res.Unchanged++
 			if !d.All {
 				continue
@@ -200,10 +200,11 @@ func pairTrees(base, head *fluxtree.Tree) []treePair {
 }
 
 // fingerprint digests what a HelmRelease's render reads: the HelmRelease, its valuesFrom
-// objects and its chart's source object as its tree applies them. Equal fingerprints render
-// the same (a chart version range may resolve to a new version on either side alike).
-func fingerprint(h *fluxtree.HelmRelease) string {
-	parts := []any{h.Object}
+// objects and its chart's source object as its tree applies them, and a chart the tree itself
+// holds (localChart). Equal fingerprints render the same (a chart version range may resolve to
+// a new version on either side alike).
+func fingerprint(h *fluxtree.HelmRelease, t *fluxtree.Tree) string {
+	parts := []any{h.Object, localChart(h, t)}
 	spec, _ := h.Object["spec"].(map[string]any)
 	ns := h.Namespace
 	for _, ref := range inputsOf(spec, ns) {
@@ -323,7 +324,14 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	}
 	rep.HelmRelease, rep.Sides = row.HelmRelease, [2]string{"base", "head"}
 	rep.Causes = causes(p, sides[0], sides[1])
-	rep.Next = nextOf(p, sides[0], sides[1], rep.Causes)
+	chartFiles := p.base != nil && p.head != nil && localChart(p.base, bt) != localChart(p.head, ht)
+	if chartFiles && sides[0].built.Chart.Metadata.Version == sides[1].built.Chart.Metadata.Version {
+		rep.Causes = append(rep.Causes, fmt.Sprintf("the chart's files in this repository (%s), its version %s unchanged", chartPathOf(p.head), sides[1].built.Chart.Metadata.Version))
+	}
+	rep.Next = nextOf(p, sides[0], sides[1], chartFiles)
+	if rep.Next.Action == flux.NextNothing {
+		markNotApplied(rep)
+	}
 	if d.Live != nil && sides[1] != nil {
 		var baseObjs []manifest.Object
 		if sides[0] != nil {
@@ -365,7 +373,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	}
 	co := d.Charts
 	co.Get, co.FromSpec, co.Artifacts = get, true, shared
-	co.GitRepository = func(ns, name string) (string, error) {
+	co.GitRepository = func(ns, name string) (string, string, error) {
 		return t.GitRepository(h, ns, name)
 	}
 	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: get, Charts: co,

@@ -143,10 +143,14 @@ func causes(p treePair, base, head *treeSide) []string {
 }
 
 // nextOf is what helm-controller does when the head is reconciled after the base: install a
-// HelmRelease the head adds, uninstall one it removes, upgrade when the chart, the values or
-// the post-renderers changed, else nothing (an edit helm-controller ignores).
-// xref: helm-controller internal/reconcile/state.go DetermineReleaseState.
-func nextOf(p treePair, base, head *treeSide, causes []string) *flux.Next {
+// HelmRelease the head adds, uninstall one it removes, upgrade when the chart's name or
+// version, the values or the post-renderers changed, else nothing (an edit helm-controller
+// ignores). chartFiles: the files of a chart this repository holds changed; under the same
+// version helm-controller does not upgrade for them, and source-controller keeps serving the
+// chart it packaged for that version (reconcileStrategy ChartVersion).
+// xref: helm-controller internal/reconcile/state.go DetermineReleaseState; source-controller
+// internal/helm/chart/builder_local.go Build (the cached chart of the same version).
+func nextOf(p treePair, base, head *treeSide, chartFiles bool) *flux.Next {
 	switch {
 	case base == nil:
 		return &flux.Next{Action: flux.NextInstall, Reason: "the head adds the HelmRelease"}
@@ -163,8 +167,30 @@ func nextOf(p treePair, base, head *treeSide, causes []string) *flux.Next {
 		return &flux.Next{Action: flux.NextUpgrade, Reason: "the composed values change"}
 	case !reflect.DeepEqual(base.hr.Spec.PostRenderers, head.hr.Spec.PostRenderers) || !reflect.DeepEqual(base.hr.Spec.CommonMetadata, head.hr.Spec.CommonMetadata):
 		return &flux.Next{Action: flux.NextUpgrade, Reason: "the post-renderers or the common metadata change"}
+	case chartFiles:
+		return &flux.Next{Action: flux.NextNothing, Reason: fmt.Sprintf("the chart's files change but its version stays %s: helm-controller upgrades for a new chart version or new values, and source-controller keeps serving the chart it packaged for that version; bump the version in Chart.yaml, or set spec.chart.spec.reconcileStrategy: Revision", hc.Version)}
 	}
 	return &flux.Next{Action: flux.NextNothing, Reason: "neither the chart, the values nor the post-renderers change: helm-controller does not upgrade"}
+}
+
+// markNotApplied says of every row of a HelmRelease helm-controller will not upgrade that the
+// merge does not apply it (the HelmRelease's next reconcile says why).
+func markNotApplied(rep *diff.Report) {
+	for i := range rep.Objects {
+		for j := range rep.Objects[i].Rows {
+			r := &rep.Objects[i].Rows[j]
+			if r.Resolved {
+				r.Resolved, r.Why = false, "helm-controller does not upgrade"
+			}
+		}
+	}
+}
+
+// chartPathOf is a HelmRelease's spec.chart.spec.chart.
+func chartPathOf(h *fluxtree.HelmRelease) string {
+	c, _ := specOf(h)["chart"].(map[string]any)
+	cs, _ := c["spec"].(map[string]any)
+	return str(cs, "chart")
 }
 
 // chartVersion is spec.chart.spec.version ("" when absent).

@@ -24,7 +24,9 @@ type Checkout struct {
 	Name string
 	// RemoteURL is the repository's origin URL ("" when unknown).
 	RemoteURL string
-	cleanup   func()
+	// Commit is the commit it is: the revision's, or the checkout's HEAD for a directory ("" outside Git).
+	Commit  string
+	cleanup func()
 }
 
 // Close removes an extracted revision.
@@ -38,12 +40,26 @@ func (c *Checkout) Close() {
 // "": repo's working tree itself), else a Git revision (branch, tag, commit, HEAD~1) extracted
 // with git archive into a directory under work.
 func OpenRevision(repo, rev, work string) (*Checkout, error) {
+	// A directory: its origin and, when it is a checkout's root, its HEAD, asked at once.
+	dir := func(d, name string) *Checkout {
+		c := &Checkout{Dir: d, Name: name}
+		var wg sync.WaitGroup
+		wg.Go(func() { c.RemoteURL = gitOutput(d, "remote", "get-url", "origin") })
+		wg.Go(func() {
+			top, head, _ := strings.Cut(gitOutput(d, "rev-parse", "--show-toplevel", "HEAD"), "\n")
+			if real, err := filepath.EvalSymlinks(d); err == nil && top == filepath.ToSlash(real) {
+				c.Commit = head
+			}
+		})
+		wg.Wait()
+		return c
+	}
 	if rev == "" {
-		return &Checkout{Dir: repo, Name: "the working tree", RemoteURL: gitOutput(repo, "remote", "get-url", "origin")}, nil
+		return dir(repo, "the working tree"), nil
 	}
 	if fi, err := os.Stat(rev); err == nil && fi.IsDir() {
 		abs, _ := filepath.Abs(rev)
-		return &Checkout{Dir: abs, Name: rev, RemoteURL: gitOutput(abs, "remote", "get-url", "origin")}, nil
+		return dir(abs, rev), nil
 	}
 	// The three questions to git at once: each is a process of its own, and the revision's
 	// extraction waits for them.
@@ -59,20 +75,20 @@ func OpenRevision(repo, rev, work string) (*Checkout, error) {
 	if commit == "" {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
 	}
-	var out, stderr bytes.Buffer
+	var tarball, stderr bytes.Buffer
 	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", commit)
-	cmd.Stdout, cmd.Stderr = &out, &stderr
+	cmd.Stdout, cmd.Stderr = &tarball, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("git archive %s: %v: %s", rev, err, strings.TrimSpace(stderr.String()))
 	}
-	archive := out.Bytes()
-	dir, err := extract(archive, work)
-	remove := dir
+	archive := tarball.Bytes()
+	out, err := extract(archive, work)
+	remove := out
 	if errors.Is(err, syscall.ENOSPC) && filepath.Dir(work) != filepath.Clean(os.TempDir()) {
 		// A scratch directory in memory too small for the repository: the system's
 		// temporary directory instead.
 		if remove, err = os.MkdirTemp("", "helm-drift-rev-"); err == nil {
-			if dir, err = extract(archive, remove); err != nil {
+			if out, err = extract(archive, remove); err != nil {
 				os.RemoveAll(remove)
 			}
 		}
@@ -80,7 +96,7 @@ func OpenRevision(repo, rev, work string) (*Checkout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git archive %s: %w", rev, err)
 	}
-	return &Checkout{Dir: dir, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, cleanup: func() { os.RemoveAll(remove) }}, nil
+	return &Checkout{Dir: out, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, Commit: commit, cleanup: func() { os.RemoveAll(remove) }}, nil
 }
 
 // extract writes a tar archive's files into a new directory under parent, and removes it

@@ -261,7 +261,7 @@ spec: {interval: 1h, chart: {spec: {chart: x, sourceRef: {kind: HelmRepository, 
 	if len(tree.Skipped) != 1 || !strings.Contains(tree.Skipped[0], "GitRepository flux-system/dev-team") || !strings.Contains(tree.Skipped[0], "follows branch dev-team") {
 		t.Errorf("skipped %q, want the dev-team Kustomization, saying it follows branch dev-team", tree.Skipped)
 	}
-	if _, err := tree.GitRepository(tree.HelmReleases[0], "flux-system", "dev-team"); err == nil || !strings.Contains(err.Error(), "follows branch dev-team") {
+	if _, _, err := tree.GitRepository(tree.HelmReleases[0], "flux-system", "dev-team"); err == nil || !strings.Contains(err.Error(), "follows branch dev-team") {
 		t.Errorf("the chart's GitRepository: %v, want it refused for its branch", err)
 	}
 	for _, tc := range []struct {
@@ -271,7 +271,7 @@ spec: {interval: 1h, chart: {spec: {chart: x, sourceRef: {kind: HelmRepository, 
 		{"flux-system", "docs/example.yaml", "clusters/prod/.sops.yaml"},
 		{"no-docs", "clusters/prod/.sops.yaml", "docs/example.yaml"},
 	} {
-		dir, err := tree.GitRepository(tree.HelmReleases[0], "flux-system", tc.repo)
+		dir, _, err := tree.GitRepository(tree.HelmReleases[0], "flux-system", tc.repo)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,9 @@ type Options struct {
 	Sources []string
 	// RemoteURL is the repository's URL (its git remote), to know its GitRepository by.
 	RemoteURL string
+	// Revision is the commit the tree is ("" when unknown: a directory outside Git): a chart
+	// of this repository with reconcileStrategy Revision carries it in its version.
+	Revision string
 	// Vars are substitution variables from outside the repository (a ConfigMap of the
 	// cluster, say): a Kustomization's substituteFrom that the tree does not hold reads them.
 	Vars map[string]string
@@ -49,6 +52,8 @@ type Options struct {
 type Tree struct {
 	// Root is the directory read.
 	Root string
+	// Revision is the commit it is (Options.Revision).
+	Revision string
 	// HelmReleases are the HelmReleases found, sorted by Key.
 	HelmReleases []*HelmRelease
 	// Problems are what could not be read or built; each names its file or object.
@@ -67,21 +72,21 @@ type Tree struct {
 
 // GitRepository gives the directory a chart of the GitRepository ns/name (as h's context
 // applies it, or else as the files hold it) is read from: this repository's files as
-// source-controller archives them for it, or an error saying why it is not this repository at
-// the revision read (another URL, another branch, a tag).
-func (t *Tree) GitRepository(h *HelmRelease, ns, name string) (string, error) {
+// source-controller archives them for it, and the revision read (Options.Revision); or an
+// error saying why it is not this repository at the revision read (another URL, another
+// branch, a tag).
+func (t *Tree) GitRepository(h *HelmRelease, ns, name string) (dir, revision string, err error) {
 	repo, ok := h.Objects[objectKey(sourceGroup, "GitRepository", ns, name)]
 	if !ok {
 		repo = t.git.files.find(sourceGroup, "GitRepository", ns, name)
 	}
 	if ok, why := t.git.this(ns, name, repo, false); !ok {
-		return "", fmt.Errorf("GitRepository %s/%s is not the revision previewed: %s (pass --source %s/%s if it is)", ns, name, why, ns, name)
+		return "", "", fmt.Errorf("GitRepository %s/%s is not the revision previewed: %s (pass --source %s/%s if it is)", ns, name, why, ns, name)
 	}
-	dir, err := t.git.dir(repo)
-	if err != nil {
-		return "", fmt.Errorf("GitRepository %s/%s: %w", ns, name, err)
+	if dir, err = t.git.dir(repo); err != nil {
+		return "", "", fmt.Errorf("GitRepository %s/%s: %w", ns, name, err)
 	}
-	return dir, nil
+	return dir, t.Revision, nil
 }
 
 // Problem is a file that could not be read or a Kustomization that could not be built.
@@ -150,7 +155,7 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{Root: root}
+	t := &Tree{Root: root, Revision: o.Revision}
 	scan, err := scanFiles(root, o.Paths)
 	if err != nil {
 		return nil, err

@@ -130,9 +130,12 @@ func (o ChartOptions) pullOCI(repo, dig, tag, constraint string, plainHTTP bool)
 // an OCI repository) or from this repository, with its valuesFiles merged, as the HelmChart
 // helm-controller makes would. helmChart is that HelmChart as it is (nil: not there, or not
 // known): with valuesFiles its generation becomes the chart version's build metadata, and so
-// the one it will have (1 when helm-controller creates it, one more when it changes it).
+// the one it will have (1 when helm-controller creates it, one more when it changes it). With
+// reconcileStrategy Revision, a chart of this repository's GitRepository carries the commit
+// read (its first 12 hex digits) there too, before the generation (1.0.0+0123456789ab.1).
+// xref: source-controller internal/controller/helmchart_controller.go buildFromTarballArtifact.
 func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src Source, helmChart map[string]any) (*chartv2.Chart, Source, error) {
-	ch, src, sourceDir, err := o.pullTemplateChart(ctx, hr, src)
+	ch, src, sourceDir, revision, err := o.pullTemplateChart(ctx, hr, src)
 	if err != nil {
 		return nil, src, err
 	}
@@ -144,8 +147,21 @@ func (o ChartOptions) pullTemplate(ctx context.Context, hr *v2.HelmRelease, src 
 			generation++
 		}
 	}
-	if err := applyValuesFiles(ch, hr.Spec.Chart.Spec, sourceDir, generation); err != nil {
+	tpl := hr.Spec.Chart.Spec
+	meta := ""
+	if tpl.ReconcileStrategy == "Revision" {
+		switch kind := tpl.SourceRef.Kind; {
+		case kind == "GitRepository" && len(revision) >= 12:
+			meta = revision[:12]
+		case kind == "GitRepository" || kind == "Bucket":
+			return nil, src, fmt.Errorf("spec.chart.spec.reconcileStrategy Revision: source-controller makes the %s's revision the chart version's build metadata, and it is not known here (preview Git revisions, not a directory)", kind)
+		}
+	}
+	if err := applyValuesFiles(ch, tpl, sourceDir, meta, generation); err != nil {
 		return nil, src, err
+	}
+	if meta != "" {
+		src.Revision = ch.Metadata.Version
 	}
 	return ch, src, nil
 }
@@ -165,7 +181,7 @@ func toInt64(v any) (int64, bool) {
 
 // pullTemplateChart reads the chart of pullTemplate, and the root of this repository's
 // checkout when it came from there.
-func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease, src Source) (*chartv2.Chart, Source, string, error) {
+func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease, src Source) (ch *chartv2.Chart, _ Source, dir, revision string, err error) {
 	tpl := hr.Spec.Chart.Spec
 	ref := tpl.SourceRef
 	ns := ref.Namespace
@@ -173,26 +189,35 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		ns = hr.Namespace
 	}
 	if ref.Kind == "GitRepository" && o.GitRepository != nil {
-		dir, err := o.GitRepository(ns, ref.Name)
+		dir, revision, err = o.GitRepository(ns, ref.Name)
 		if err != nil {
-			return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef: %w; helm-drift reads charts of GitRepositories from this one", err)
+			return nil, src, "", "", fmt.Errorf("spec.chart.spec.sourceRef: %w; helm-drift reads charts of GitRepositories from this one", err)
 		}
-		ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
+		ch, err = loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
 		if err != nil {
-			return nil, src, "", fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
+			return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
 		}
 		src.Revision, src.From = ch.Metadata.Version, "this repository"
-		return ch, src, dir, nil
+		return ch, src, dir, revision, nil
 	}
 	if ref.Kind == "Bucket" {
-		return o.bucketChart(ctx, tpl.Chart, ns, ref.Name, src)
+		ch, src, dir, err = o.bucketChart(ctx, tpl.Chart, ns, ref.Name, src)
+		return ch, src, dir, "", err
 	}
+	ch, src, err = o.pullRepositoryChart(ctx, tpl, ns, src)
+	return ch, src, "", "", err
+}
+
+// pullRepositoryChart reads the chart of pullTemplate from its HelmRepository ns/name (an HTTP
+// index or an OCI repository).
+func (o ChartOptions) pullRepositoryChart(ctx context.Context, tpl v2.HelmChartTemplateSpec, ns string, src Source) (*chartv2.Chart, Source, error) {
+	ref := tpl.SourceRef
 	if ref.Kind != "HelmRepository" {
-		return nil, src, "", fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
+		return nil, src, fmt.Errorf("spec.chart.spec.sourceRef kind %s: helm-drift reads spec.chart from a HelmRepository (the HelmChart %s/%s has no artifact for it yet)", ref.Kind, src.Namespace, src.Name)
 	}
 	repoObj, err := o.Get.Get(ctx, flux.SourceGroup, flux.SourceVersion, "HelmRepository", ns, ref.Name)
 	if err != nil {
-		return nil, src, "", fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
+		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
 	}
 	spec, _ := repoObj["spec"].(map[string]any)
 	base, _ := spec["url"].(string)
@@ -204,16 +229,16 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 	if local {
 		ch, err := loadLocal(base, tpl.Chart, version)
 		if err != nil {
-			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		src.Revision, src.From = ch.Metadata.Version, "mirror "+base
-		return ch, src, "", nil
+		return ch, src, nil
 	}
 	if typ, _ := spec["type"].(string); typ != "oci" && !strings.HasPrefix(base, "oci://") && exactVersion(version) {
 		if data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, strings.TrimPrefix(version, "=")); ok {
 			if ch, err := loader4.LoadArchive(bytes.NewReader(data)); err == nil {
 				src.Revision, src.From = ch.Metadata.Version, "repository (cached)"
-				return ch, src, "", nil
+				return ch, src, nil
 			}
 		}
 	}
@@ -221,16 +246,16 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		insecure, _ := spec["insecure"].(bool)
 		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+tpl.Chart, "", "", version, insecure || o.PlainHTTP)
 		if err != nil {
-			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		src.Revision, src.From = rev, "repository"
-		return ch, src, "", nil
+		return ch, src, nil
 	}
 	index, err := o.get(ctx, base+"/index.yaml")
 	if err != nil {
 		cached, ok := o.Cache.read(".index", "http", base)
 		if !ok {
-			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		index = cached
 	} else {
@@ -238,19 +263,19 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 	}
 	var idx repo4.IndexFile
 	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
-		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
 	}
 	idx.SortEntries()
 	cv, err := idx.Get(tpl.Chart, version)
 	if err != nil {
-		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
 	}
 	if len(cv.URLs) == 0 {
-		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
 	}
 	cu, err := url.Parse(cv.URLs[0])
 	if err != nil {
-		return nil, src, "", err
+		return nil, src, err
 	}
 	if !cu.IsAbs() {
 		b, _ := url.Parse(base + "/")
@@ -259,16 +284,16 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 	data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, cv.Version)
 	if !ok {
 		if data, err = o.get(ctx, cu.String()); err != nil {
-			return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		o.Cache.write(data, ".tgz", "http", base, tpl.Chart, cv.Version)
 	}
 	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {
-		return nil, src, "", fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
+		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
 	}
 	src.Revision, src.From = cv.Version, "repository"
-	return ch, src, "", nil
+	return ch, src, nil
 }
 
 // bucketChart reads the chart at chartPath of the Bucket ns/name from a local copy of the bucket

@@ -66,9 +66,9 @@ type ChartOptions struct {
 	// Cache keeps the charts read from a spec on disk between runs (nil: none).
 	Cache *ChartCache
 	// GitRepository, when set, gives the directory of a GitRepository that is the repository
-	// read (diff tree): a spec.chart from it is read from there. An error says why it cannot
-	// be (another repository, another revision of this one).
-	GitRepository func(namespace, name string) (dir string, err error)
+	// read (diff tree), and its commit ("" when unknown): a spec.chart from it is read from
+	// there. An error says why it cannot be (another repository, another revision of this one).
+	GitRepository func(namespace, name string) (dir, revision string, err error)
 }
 
 // Artifacts are the source artifacts fetched during one run, by digest: many HelmReleases of

@@ -32,22 +32,22 @@ const valuesFileName = "values.yaml"
 // mergeChartValues; builder_local.go mergeFileValues; metadata.go OverwriteChartDefaultValues.
 //
 // Like source-controller, it then sets the chart version's build metadata to generation, the
-// HelmChart's metadata.generation, so that the artifact's consumer notices a change: charts
-// whose labels carry .Chart.Version show it.
-func applyValuesFiles(ch *chartv2.Chart, tpl v2.HelmChartTemplateSpec, sourceDir string, generation int64) error {
+// HelmChart's metadata.generation, after meta when there is one (the source's revision, with
+// reconcileStrategy Revision), so that the artifact's consumer notices a change: charts whose
+// labels carry .Chart.Version show it. Without valuesFiles, the build metadata is meta alone.
+func applyValuesFiles(ch *chartv2.Chart, tpl v2.HelmChartTemplateSpec, sourceDir, meta string, generation int64) error {
 	files := tpl.ValuesFiles
 	if len(files) == 0 || len(files) == 1 && filepath.Clean(files[0]) == valuesFileName {
-		return nil
+		return setVersionMetadata(ch, meta)
 	}
-	ver, err := semver.NewVersion(ch.Metadata.Version)
-	if err != nil {
-		return fmt.Errorf("chart %s: version %q is not SemVer: %w", ch.Name(), ch.Metadata.Version, err)
+	if meta != "" {
+		meta += "."
 	}
-	if *ver, err = ver.SetMetadata(strconv.FormatInt(generation, 10)); err != nil {
+	if err := setVersionMetadata(ch, meta+strconv.FormatInt(generation, 10)); err != nil {
 		return err
 	}
-	ch.Metadata.Version = ver.String()
 	var merged map[string]any
+	var err error
 	if sourceDir != "" {
 		merged, err = mergeSourceValues(sourceDir, files, tpl.IgnoreMissingValuesFiles)
 	} else {
@@ -57,6 +57,23 @@ func applyValuesFiles(ch *chartv2.Chart, tpl v2.HelmChartTemplateSpec, sourceDir
 		return fmt.Errorf("spec.chart.spec.valuesFiles: %w", err)
 	}
 	return overwriteDefaultValues(ch, merged)
+}
+
+// setVersionMetadata makes meta the build metadata of the chart's version (nothing when "").
+// xref: source-controller internal/helm/chart/builder_local.go Build (SetMetadata).
+func setVersionMetadata(ch *chartv2.Chart, meta string) error {
+	if meta == "" {
+		return nil
+	}
+	ver, err := semver.NewVersion(ch.Metadata.Version)
+	if err != nil {
+		return fmt.Errorf("chart %s: version %q is not SemVer: %w", ch.Name(), ch.Metadata.Version, err)
+	}
+	if *ver, err = ver.SetMetadata(meta); err != nil {
+		return err
+	}
+	ch.Metadata.Version = ver.String()
+	return nil
 }
 
 // mergeChartValues merges the chart's files named (values.yaml its default values).

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -67,31 +68,35 @@ func TestValuesFiles(t *testing.T) {
 			repo := t.TempDir()
 			writeFiles(t, repo, repoFiles)
 			writeFiles(t, filepath.Join(repo, "charts", "app"), chartFiles)
-			ch, err := loader4.Load(filepath.Join(repo, "charts", "app"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			sourceDir := ""
 			if tc.fromGit {
 				sourceDir = repo
 			}
-			err = applyValuesFiles(ch, v2.HelmChartTemplateSpec{ValuesFiles: tc.files, IgnoreMissingValuesFiles: tc.ignore}, sourceDir, 3)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want one containing %q", err, tc.err)
+			// The version's build metadata: the source's revision with reconcileStrategy
+			// Revision (meta), then the HelmChart's generation once files are merged.
+			var ch *chartv2.Chart
+			for _, meta := range []string{"", "0123456789ab"} {
+				var err error
+				if ch, err = loader4.Load(filepath.Join(repo, "charts", "app")); err != nil {
+					t.Fatal(err)
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The version's build metadata: the HelmChart's generation, once files are merged.
-			wantVersion := "1.0.0+3"
-			if len(tc.files) == 0 || len(tc.files) == 1 && tc.files[0] == "values.yaml" {
-				wantVersion = "1.0.0"
-			}
-			if ch.Metadata.Version != wantVersion {
-				t.Errorf("chart version %s, want %s", ch.Metadata.Version, wantVersion)
+				err = applyValuesFiles(ch, v2.HelmChartTemplateSpec{ValuesFiles: tc.files, IgnoreMissingValuesFiles: tc.ignore}, sourceDir, meta, 3)
+				if tc.err != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.err) {
+						t.Fatalf("error %v, want one containing %q", err, tc.err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantVersion := map[string]string{"": "1.0.0+3", "0123456789ab": "1.0.0+0123456789ab.3"}[meta]
+				if len(tc.files) == 0 || len(tc.files) == 1 && tc.files[0] == "values.yaml" {
+					wantVersion = map[string]string{"": "1.0.0", "0123456789ab": "1.0.0+0123456789ab"}[meta]
+				}
+				if ch.Metadata.Version != wantVersion {
+					t.Errorf("meta %q: chart version %s, want %s", meta, ch.Metadata.Version, wantVersion)
+				}
 			}
 			if !reflect.DeepEqual(map[string]any(ch.Values), tc.want) {
 				t.Errorf("values %v, want %v", ch.Values, tc.want)
