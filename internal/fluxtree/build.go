@@ -88,7 +88,8 @@ func (p *pool) add(o map[string]any) string {
 func (b *builder) roots() []ksRef {
 	var all, boot []ksRef
 	for _, o := range b.files.objects {
-		if o.group != kustomizeGroup || o.kind != "Kustomization" {
+		if o.group != kustomizeGroup || o.kind != "Kustomization" || o.name == "" {
+			// One with no name is no root: the build that reads its file says what is wrong.
 			continue
 		}
 		ns := o.namespace
