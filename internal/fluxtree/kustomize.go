@@ -18,10 +18,10 @@ import (
 // fluxcd/pkg/kustomize: the files of src, loads from outside dir allowed, builtin plugins only,
 // a panic of kustomize's returned as an error; remote bases (git URLs, cloned into a temporary
 // directory) fetched when remoteBases (kustomize-controller's default), refused otherwise (its
-// --no-remote-bases), remote files fetched in any case, as kustomize loads them; kfile is the kustomization
-// file the Flux generator made from the Kustomization's spec (manifest, its content), which the
-// build reads in place of the one on disk; decrypted holds the decrypted secretGenerator sources
-// (absolute paths, see decryptSources), read in place of theirs. They are written in memory over
+// --no-remote-bases), remote files fetched in any case, as kustomize loads them. kfile is the
+// kustomization file the Flux generator made from the Kustomization's spec (manifest, its
+// content), which the build reads in place of the one on disk; decrypted holds the decrypted
+// secretGenerator sources (absolute paths, see decryptSources), read in place of theirs. They are written in memory over
 // src's files, never to disk: the build neither copies the tree nor changes it. The caller holds
 // buildMu.
 //
@@ -80,8 +80,9 @@ type cleaningFS struct {
 // kustomize's temporary directories.
 func (f cleaningFS) RemoveAll(path string) error {
 	err := f.FileSystem.RemoveAll(path)
-	if tmp, terr := securefs.TmpConfirmedDirPrefix(); terr == nil && strings.HasPrefix(filepath.Clean(path), tmp) && !strings.Contains(path[len(tmp):], string(filepath.Separator)) {
-		return os.RemoveAll(path)
+	clean := filepath.Clean(path)
+	if tmp, terr := securefs.TmpConfirmedDirPrefix(); terr == nil && strings.HasPrefix(clean, tmp) && !strings.Contains(clean[len(tmp):], string(filepath.Separator)) {
+		return os.RemoveAll(clean)
 	}
 	return err
 }
