@@ -24,6 +24,7 @@ import (
 	"filippo.io/age"
 	"filippo.io/age/armor"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,6 +60,10 @@ type fleetSide struct {
 	// itself whose version stays 1.0.0: HelmRelease local (reconcileStrategy ChartVersion)
 	// does not get the change, localrev (Revision) does.
 	localGreeting string
+	// removed are the base's HelmReleases of apps/removed.yaml, which the head drops: gone is
+	// pruned (helm-controller uninstalls it), kept is annotated kustomize.toolkit.fluxcd.io/prune:
+	// disabled (it stays).
+	removed bool
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -117,7 +122,7 @@ spec:
 		"apps/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 namespace: %s
-resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml, local.yaml]
+resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml, local.yaml%[2]s]
 configMapGenerator:
 - name: web-values
   files: [values.yaml=web-values.yaml]
@@ -125,6 +130,25 @@ secretGenerator:
 - name: podinfo-ui
   files: [color=podinfo-color.bin, settings.yaml=podinfo-settings.yaml, app.ini=podinfo-app.ini]
 configurations: [kustomizeconfig.yaml]
+`, ns, map[bool]string{true: ", removed.yaml"}[s.removed]),
+		"apps/removed.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: gone, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: kept
+  namespace: %[1]s
+  annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
 `, ns),
 		"apps/kustomizeconfig.yaml": `nameReference:
 - kind: ConfigMap
@@ -283,7 +307,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello",
+		localGreeting: "hello", removed: true,
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
@@ -353,6 +377,10 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if next["local"] != "nothing" || next["localrev"] != "upgrade" || len(predicted["local"]) == 0 || notApplied["local"] != len(predicted["local"]) || notApplied["localrev"] != 0 {
 		t.Fatalf("next reconciles %v, rows %v (%v not applied): want local nothing (its rows not applied), localrev upgraded\n%s", next, predicted, notApplied, stderr.String())
 	}
+	// The HelmReleases the head drops: gone is pruned and uninstalled, kept stays.
+	if next["gone"] != "uninstall" || next["kept"] != "nothing" {
+		t.Fatalf("next reconciles of the dropped HelmReleases: gone %q, kept %q; want uninstall and nothing\n%s", next["gone"], next["kept"], stderr.String())
+	}
 
 	// Each change names its substitution variables: those the HelmRelease refers to.
 	for _, e := range doc.HelmReleases {
@@ -389,7 +417,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// pull request.
 	applyYAML(t, base["clusters/e2e/flux-system.yaml"])
 	waitKustomization(t, ns, "apps", "")
-	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "gone", "kept"} {
 		waitTreeRevision(t, ns, name, 1)
 	}
 	before := map[string]string{}
@@ -420,6 +448,21 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		return strings.HasSuffix(seen, rev) && version == "1.0.0", fmt.Sprintf("source revision %q, artifact %q", seen, version)
 	})
 	waitObserved(t, ns, "local")
+	// gone's HelmRelease is deleted and its release uninstalled; kept's stays, installed.
+	testenv.Eventually(t, 2*time.Minute, "HelmRelease "+ns+"/gone uninstalled", func() (bool, string) {
+		_, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "gone", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("the HelmRelease: %v", err)
+		}
+		_, err = helm4Config(t, ns).Releases.Last("gone")
+		return err != nil, fmt.Sprintf("the release: %v", err)
+	})
+	if _, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("HelmRelease kept after the head: %v, want it kept", err)
+	}
+	if v := storedRelease(t, ns, "kept").Version; v != 1 {
+		t.Errorf("kept: at revision %d after the head, want 1", v)
+	}
 	for name, upgraded := range map[string]bool{"web": true, "podinfo": true, "quiet": false, "local": false, "localrev": true} {
 		if v := storedRelease(t, ns, name).Version; (v > 1) != upgraded {
 			t.Errorf("%s: at revision %d after the head, want upgraded %v", name, v, upgraded)

@@ -125,6 +125,9 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
+		if p.base != nil && p.head == nil {
+			p.kept = kept(p.base, bt, ht)
+		}
 		if p.base != nil && p.head != nil && fingerprint(p.base, bt) == fingerprint(p.head, ht) {
 			res.Unchanged++
 			if !d.All {
@@ -170,6 +173,8 @@ type treePair struct {
 	base, head *fluxtree.HelmRelease
 	// same: the inputs are the same on both sides (rendered once, under --all).
 	same bool
+	// kept says why a HelmRelease the head no longer applies stays in the cluster (see kept).
+	kept string
 }
 
 // pairTrees pairs the HelmReleases of two trees by their key, in key order.
@@ -329,8 +334,11 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		rep.Causes = append(rep.Causes, fmt.Sprintf("the chart's files in this repository (%s), its version %s unchanged", chartPathOf(p.head), sides[1].built.Chart.Metadata.Version))
 	}
 	rep.Next = nextOf(p, sides[0], sides[1], chartFiles)
-	if rep.Next.Action == flux.NextNothing {
+	if rep.Next.Action == flux.NextNothing || p.kept != "" {
 		markNotApplied(rep)
+	}
+	if p.kept != "" {
+		rep.Prune = nil // the release stays, and so do its objects
 	}
 	if d.Live != nil && sides[1] != nil {
 		var baseObjs []manifest.Object

@@ -154,8 +154,10 @@ func nextOf(p treePair, base, head *treeSide, chartFiles bool) *flux.Next {
 	switch {
 	case base == nil:
 		return &flux.Next{Action: flux.NextInstall, Reason: "the head adds the HelmRelease"}
+	case head == nil && p.kept != "":
+		return &flux.Next{Action: flux.NextNothing, Reason: "the head no longer applies the HelmRelease, but it stays: " + p.kept}
 	case head == nil:
-		return &flux.Next{Action: "uninstall", Reason: "the head removes the HelmRelease: helm-controller uninstalls its release"}
+		return &flux.Next{Action: "uninstall", Reason: "the head removes the HelmRelease: kustomize-controller deletes it, helm-controller uninstalls its release"}
 	case head.hr.Spec.Suspend:
 		return &flux.Next{Action: flux.NextNothing, Reason: "the HelmRelease is suspended in the head"}
 	}

@@ -164,6 +164,10 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 		seen[k.id()] = true
 		if err != nil {
 			b.tree.Problems = append(b.tree.Problems, Problem{Where: k.where(context), Err: err})
+			if b.tree.failed == nil {
+				b.tree.failed = map[string]bool{}
+			}
+			b.tree.failed[context+"\x00"+k.id()] = true
 			continue
 		}
 		via := append(append([]string{}, k.via...), k.id())
@@ -197,6 +201,10 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 		}
 	}
 	b.finish(p, hrs)
+	if b.tree.contexts == nil {
+		b.tree.contexts = map[string]map[string]map[string]any{}
+	}
+	b.tree.contexts[context] = p.objects
 }
 
 // finish gives the HelmReleases of a context its objects.

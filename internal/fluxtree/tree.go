@@ -68,6 +68,22 @@ type Tree struct {
 	// helm.toolkit.fluxcd.io/v2beta1, ...").
 	Unserved []string
 	git      *gitSources
+	// contexts are the objects each context (a root Kustomization's path) applies; failed,
+	// the Kustomizations whose build failed, by context and namespace/name.
+	contexts map[string]map[string]map[string]any
+	failed   map[string]bool
+}
+
+// BuildFailed says whether the context's Kustomization namespace/name could not be built (a
+// Problem names it): kustomize-controller then applies, and prunes, nothing of it.
+func (t *Tree) BuildFailed(context, namespace, name string) bool {
+	return t.failed[context+"\x00"+namespace+"/"+name]
+}
+
+// Kustomization is the Kustomization namespace/name as the context applies it (after its
+// parent's build and substitutions), nil when the context does not apply it.
+func (t *Tree) Kustomization(context, namespace, name string) map[string]any {
+	return t.contexts[context][objectKey(kustomizeGroup, "Kustomization", namespace, name)]
 }
 
 // GitRepository gives the directory a chart of the GitRepository ns/name (as h's context
