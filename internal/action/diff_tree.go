@@ -426,6 +426,9 @@ func compareTreeSides(base, head *treeSide, views, countUnstable bool) (*diff.Re
 		ho = head.objs
 	}
 	o := diff.SetOptions{Release: s.built.Name, Namespace: s.built.Namespace, Views: views}
+	if base != nil {
+		o.BaseNamespace = base.built.Namespace
+	}
 	rep, err := diff.CompareSets(bo, ho, o)
 	if err != nil {
 		return nil, err

@@ -162,6 +162,10 @@ func nextOf(p treePair, base, head *treeSide, chartFiles bool) *flux.Next {
 		return &flux.Next{Action: flux.NextNothing, Reason: "the HelmRelease is suspended in the head"}
 	}
 	bc, hc := base.built.Chart.Metadata, head.built.Chart.Metadata
+	if why := targetChange(base, head); why != "" {
+		return &flux.Next{Action: flux.NextReinstall, Reason: fmt.Sprintf("the release's target changes (%s): helm-controller uninstalls release %s/%s, then installs %s/%s: every object is deleted and created again",
+			why, base.built.Namespace, base.built.Name, head.built.Namespace, head.built.Name)}
+	}
 	switch {
 	case bc.Name != hc.Name || bc.Version != hc.Version:
 		return &flux.Next{Action: flux.NextUpgrade, Reason: fmt.Sprintf("the chart changes (%s %s → %s)", hc.Name, bc.Version, hc.Version)}
@@ -173,6 +177,27 @@ func nextOf(p treePair, base, head *treeSide, chartFiles bool) *flux.Next {
 		return &flux.Next{Action: flux.NextNothing, Reason: fmt.Sprintf("the chart's files change but its version stays %s: helm-controller upgrades for a new chart version or new values, and source-controller keeps serving the chart it packaged for that version; bump the version in Chart.yaml, or set spec.chart.spec.reconcileStrategy: Revision", hc.Version)}
 	}
 	return &flux.Next{Action: flux.NextNothing, Reason: "neither the chart, the values nor the post-renderers change: helm-controller does not upgrade"}
+}
+
+// targetChange says how the release a HelmRelease targets changes between the base and the
+// head, when it does in a way helm-controller answers by uninstalling the release and
+// installing the new one ("" when not): its storage namespace, its namespace, its name, or
+// its chart's name when upgrade.chartNameChangeStrategy is Reinstall.
+// xref: helm-controller internal/action/verify.go ReleaseTargetChanged;
+// internal/controller/helmrelease_controller.go reconcileRelease.
+func targetChange(base, head *treeSide) string {
+	bc, hc := base.built.Chart.Metadata.Name, head.built.Chart.Metadata.Name
+	switch {
+	case base.built.Storage != head.built.Storage:
+		return fmt.Sprintf("storage namespace %s → %s", base.built.Storage, head.built.Storage)
+	case base.built.Namespace != head.built.Namespace:
+		return fmt.Sprintf("namespace %s → %s", base.built.Namespace, head.built.Namespace)
+	case base.built.Name != head.built.Name:
+		return fmt.Sprintf("release name %s → %s", base.built.Name, head.built.Name)
+	case bc != hc && head.hr.GetUpgrade().GetChartNameChangeStrategy() == v2.ChartNameChangeStrategyReinstall:
+		return fmt.Sprintf("chart %s → %s, upgrade.chartNameChangeStrategy Reinstall", bc, hc)
+	}
+	return ""
 }
 
 // markNotApplied says of every row of a HelmRelease helm-controller will not upgrade that the

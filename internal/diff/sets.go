@@ -18,8 +18,9 @@ import (
 // SetOptions say how CompareSets compares.
 type SetOptions struct {
 	// Release and Namespace name what the sets render (the report's); Namespace is also the
-	// namespace of the namespaced objects that state none.
-	Release, Namespace string
+	// namespace of the head's namespaced objects that state none, and BaseNamespace the base's
+	// (Namespace when empty: a release whose namespace changes renders into another one).
+	Release, Namespace, BaseNamespace string
 	// Rules are ignore rules in Flux's syntax.
 	Rules []flux.IgnoreRule
 	// Views keeps each object's two sides for the line views.
@@ -37,9 +38,13 @@ type SetOptions struct {
 // Prune (deleted). Every row is a change the head brings (Moved chart).
 func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 	all := append(append([]manifest.Object{}, base...), head...)
-	ids := manifest.NewIdentifier(all, o.Namespace, nil)
+	baseNS := o.BaseNamespace
+	if baseNS == "" {
+		baseNS = o.Namespace
+	}
 	schemas := newCRDIndex(all)
-	index := func(objs []manifest.Object) (map[manifest.Identity]manifest.Object, []manifest.Identity, error) {
+	index := func(objs []manifest.Object, namespace string) (map[manifest.Identity]manifest.Object, []manifest.Identity, error) {
+		ids := manifest.NewIdentifier(all, namespace, nil)
 		byID := map[manifest.Identity]manifest.Object{}
 		var order []manifest.Identity
 		for _, ob := range objs {
@@ -55,11 +60,11 @@ func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 		}
 		return byID, order, nil
 	}
-	baseByID, baseOrder, err := index(base)
+	baseByID, baseOrder, err := index(base, baseNS)
 	if err != nil {
 		return nil, fmt.Errorf("base: %w", err)
 	}
-	headByID, headOrder, err := index(head)
+	headByID, headOrder, err := index(head, o.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("head: %w", err)
 	}

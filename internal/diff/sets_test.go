@@ -267,3 +267,26 @@ spec: {size: 3}
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCompareSetsBaseNamespace: objects that state no namespace are in their own side's
+// release namespace: a release whose namespace changes deletes the base's objects where they
+// are and creates the head's in the new one.
+func TestCompareSetsBaseNamespace(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\"}\n"
+	rep, err := diff.CompareSets(objectsOf(t, cm), objectsOf(t, cm), diff.SetOptions{Release: "web", Namespace: "web", BaseNamespace: "apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created, pruned []string
+	for _, o := range rep.Objects {
+		if o.Missing {
+			created = append(created, o.Object)
+		}
+	}
+	for _, p := range rep.Prune {
+		pruned = append(pruned, p.Object)
+	}
+	if strings.Join(created, ",") != "ConfigMap web/settings" || strings.Join(pruned, ",") != "ConfigMap apps/settings" {
+		t.Errorf("created %v, pruned %v; want ConfigMap web/settings created, apps/settings pruned", created, pruned)
+	}
+}

@@ -150,7 +150,8 @@ func IgnoreRules(ignore any) ([]IgnoreRule, error) {
 
 // Next is what helm-controller's next reconcile of a HelmRelease will do, and why.
 type Next struct {
-	// Action is one of NextInstall, NextUpgrade, NextCorrect, NextNothing.
+	// Action is one of NextInstall, NextUpgrade, NextReinstall, NextCorrect, NextNothing
+	// (and "uninstall", diff tree's for a HelmRelease deleted).
 	Action string `json:"action"`
 	Reason string `json:"reason"`
 }
@@ -162,6 +163,10 @@ const (
 	// NextUpgrade: helm-controller upgrades the release (server-side apply as helm-controller,
 	// conflicts forced).
 	NextUpgrade = "upgrade"
+	// NextReinstall: the release's target changed (its name, namespace, storage namespace, or
+	// its chart's name under upgrade.chartNameChangeStrategy Reinstall): helm-controller
+	// uninstalls the release, then installs the new one (diff tree only).
+	NextReinstall = "reinstall"
 	// NextCorrect: no upgrade, but drift detection is enabled: helm-controller restores what
 	// the stored manifest states.
 	NextCorrect = "drift correction"
