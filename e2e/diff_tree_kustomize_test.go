@@ -57,9 +57,11 @@ type fleetSide struct {
 	podinfoSettings string
 	podinfoINI      string // apps/podinfo-app.ini: the same, an INI file (testdata/sops/order/encrypted.ini)
 	// localGreeting is written into the template of charts/local, a chart of the repository
-	// itself whose version stays 1.0.0: HelmRelease local (reconcileStrategy ChartVersion)
-	// does not get the change, localrev (Revision) does.
-	localGreeting string
+	// itself whose version stays 1.0.0, and localReplicas into its values.yaml, for its
+	// dependency (webapp, from the HTTP repository: source-controller fetches it when it
+	// packages the chart): HelmRelease local (reconcileStrategy ChartVersion) does not get the
+	// change, localrev (Revision) does.
+	localGreeting, localReplicas string
 	// removed are the base's HelmReleases of apps/removed.yaml, which the head drops: gone is
 	// pruned (helm-controller uninstalls it), kept is annotated kustomize.toolkit.fluxcd.io/prune:
 	// disabled (it stays).
@@ -138,6 +140,8 @@ spec:
   interval: 1h
   chart:
     spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -149,6 +153,8 @@ spec:
   interval: 1h
   chart:
     spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
 `, ns),
 		"apps/kustomizeconfig.yaml": `nameReference:
 - kind: ConfigMap
@@ -210,7 +216,8 @@ spec:
   install: {disableWait: true}
   values: {replicas: 1, headless: true, inlineLogLevel: "${LOG_LEVEL}"}
 `, ns),
-		"charts/local/Chart.yaml": "apiVersion: v2\nname: local\nversion: 1.0.0\n",
+		"charts/local/Chart.yaml": "apiVersion: v2\nname: local\nversion: 1.0.0\ndependencies:\n- {name: webapp, version: 1.0.0, repository: " + repoURL + "}\n",
+		"charts/local/values.yaml": "webapp: {headless: true, replicas: " + s.localReplicas + "}\n",
 		"charts/local/templates/cm.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -225,6 +232,8 @@ spec:
   interval: 1h
   chart:
     spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -233,6 +242,8 @@ spec:
   interval: 1h
   chart:
     spec: {chart: ./charts/local, reconcileStrategy: Revision, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
 `, ns),
 	}
 }
@@ -307,14 +318,14 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello", removed: true,
+		localGreeting: "hello", localReplicas: "1", removed: true,
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello, world",
+		localGreeting: "hello, world", localReplicas: "2",
 	})
 	git := func(args ...string) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -193,9 +194,15 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		if err != nil {
 			return nil, src, "", "", fmt.Errorf("spec.chart.spec.sourceRef: %w; helm-drift reads charts of GitRepositories from this one", err)
 		}
-		ch, err = loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
+		chartDir := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart)))
+		ch, err = loader4.Load(chartDir)
 		if err != nil {
 			return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
+		}
+		if fi, err := os.Stat(chartDir); err == nil && fi.IsDir() {
+			if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+tpl.Chart)); err != nil {
+				return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: %w", ns, ref.Name, err)
+			}
 		}
 		src.Revision, src.From = ch.Metadata.Version, "this repository"
 		return ch, src, dir, revision, nil
@@ -220,42 +227,51 @@ func (o ChartOptions) pullRepositoryChart(ctx context.Context, tpl v2.HelmChartT
 		return nil, src, fmt.Errorf("HelmRepository %s/%s (spec.chart.spec.sourceRef): %w", ns, ref.Name, err)
 	}
 	spec, _ := repoObj["spec"].(map[string]any)
+	ch, rev, from, err := o.pullFromRepository(ctx, spec, fmt.Sprintf("HelmRepository %s/%s", ns, ref.Name), tpl.Chart, tpl.Version)
+	if err != nil {
+		return nil, src, err
+	}
+	src.Revision, src.From = rev, from
+	return ch, src, nil
+}
+
+// pullFromRepository reads the chart name at version (a constraint; "" any) from the
+// repository spec says (url, type, insecure), named what in errors: an HTTP index or an OCI
+// repository, through the mirrors and the chart cache. It returns the chart, the version read
+// and where it came from.
+func (o ChartOptions) pullFromRepository(ctx context.Context, spec map[string]any, what, name, version string) (*chartv2.Chart, string, string, error) {
 	base, _ := spec["url"].(string)
 	base, local := o.mirrored(base)
-	version := tpl.Version
 	if version == "" {
 		version = "*"
 	}
 	if local {
-		ch, err := loadLocal(base, tpl.Chart, version)
+		ch, err := loadLocal(base, name, version)
 		if err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, "", "", fmt.Errorf("%s: %w", what, err)
 		}
-		src.Revision, src.From = ch.Metadata.Version, "mirror "+base
-		return ch, src, nil
+		return ch, ch.Metadata.Version, "mirror " + base, nil
 	}
 	if typ, _ := spec["type"].(string); typ != "oci" && !strings.HasPrefix(base, "oci://") && exactVersion(version) {
-		if data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, strings.TrimPrefix(version, "=")); ok {
+		if data, ok := o.Cache.read(".tgz", "http", base, name, strings.TrimPrefix(version, "=")); ok {
 			if ch, err := loader4.LoadArchive(bytes.NewReader(data)); err == nil {
-				src.Revision, src.From = ch.Metadata.Version, "repository (cached)"
-				return ch, src, nil
+				return ch, ch.Metadata.Version, "repository (cached)", nil
 			}
 		}
 	}
 	if typ, _ := spec["type"].(string); typ == "oci" || strings.HasPrefix(base, "oci://") {
 		insecure, _ := spec["insecure"].(bool)
-		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+tpl.Chart, "", "", version, insecure || o.PlainHTTP)
+		ch, rev, err := o.pullOCI(strings.TrimPrefix(base, "oci://")+"/"+name, "", "", version, insecure || o.PlainHTTP)
 		if err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, "", "", fmt.Errorf("%s: %w", what, err)
 		}
-		src.Revision, src.From = rev, "repository"
-		return ch, src, nil
+		return ch, rev, "repository", nil
 	}
 	index, err := o.get(ctx, base+"/index.yaml")
 	if err != nil {
 		cached, ok := o.Cache.read(".index", "http", base)
 		if !ok {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, "", "", fmt.Errorf("%s: %w", what, err)
 		}
 		index = cached
 	} else {
@@ -263,37 +279,36 @@ func (o ChartOptions) pullRepositoryChart(ctx context.Context, tpl v2.HelmChartT
 	}
 	var idx repo4.IndexFile
 	if err := sigsyaml.Unmarshal(index, &idx); err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s/index.yaml: %w", ns, ref.Name, base, err)
+		return nil, "", "", fmt.Errorf("%s: %s/index.yaml: %w", what, base, err)
 	}
 	idx.SortEntries()
-	cv, err := idx.Get(tpl.Chart, version)
+	cv, err := idx.Get(name, version)
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s: %w", ns, ref.Name, tpl.Chart, version, err)
+		return nil, "", "", fmt.Errorf("%s: chart %s %s: %w", what, name, version, err)
 	}
 	if len(cv.URLs) == 0 {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: chart %s %s has no URL", ns, ref.Name, tpl.Chart, cv.Version)
+		return nil, "", "", fmt.Errorf("%s: chart %s %s has no URL", what, name, cv.Version)
 	}
 	cu, err := url.Parse(cv.URLs[0])
 	if err != nil {
-		return nil, src, err
+		return nil, "", "", err
 	}
 	if !cu.IsAbs() {
 		b, _ := url.Parse(base + "/")
 		cu = b.ResolveReference(cu)
 	}
-	data, ok := o.Cache.read(".tgz", "http", base, tpl.Chart, cv.Version)
+	data, ok := o.Cache.read(".tgz", "http", base, name, cv.Version)
 	if !ok {
 		if data, err = o.get(ctx, cu.String()); err != nil {
-			return nil, src, fmt.Errorf("HelmRepository %s/%s: %w", ns, ref.Name, err)
+			return nil, "", "", fmt.Errorf("%s: %w", what, err)
 		}
-		o.Cache.write(data, ".tgz", "http", base, tpl.Chart, cv.Version)
+		o.Cache.write(data, ".tgz", "http", base, name, cv.Version)
 	}
 	ch, err := loader4.LoadArchive(bytes.NewReader(data))
 	if err != nil {
-		return nil, src, fmt.Errorf("HelmRepository %s/%s: %s: not a chart: %w", ns, ref.Name, cu, err)
+		return nil, "", "", fmt.Errorf("%s: %s: not a chart: %w", what, cu, err)
 	}
-	src.Revision, src.From = cv.Version, "repository"
-	return ch, src, nil
+	return ch, cv.Version, "repository", nil
 }
 
 // bucketChart reads the chart at chartPath of the Bucket ns/name from a local copy of the bucket
@@ -311,9 +326,15 @@ func (o ChartOptions) bucketChart(ctx context.Context, chartPath, ns, name strin
 	if !local {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (%s): a chart from a Bucket is read from its HelmChart's artifact once source-controller made it, else from a local copy of the bucket (diff tree: --chart-source %s=DIR)", ns, name, url, url)
 	}
-	ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+chartPath))))
+	chartDir := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+chartPath)))
+	ch, err := loader4.Load(chartDir)
 	if err != nil {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (a copy in %s): chart %s: %w", ns, name, dir, chartPath, err)
+	}
+	if fi, err := os.Stat(chartDir); err == nil && fi.IsDir() {
+		if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+chartPath)); err != nil {
+			return nil, src, "", fmt.Errorf("Bucket %s/%s: %w", ns, name, err)
+		}
 	}
 	src.Revision, src.From = ch.Metadata.Version, "mirror "+dir
 	return ch, src, dir, nil
