@@ -118,7 +118,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	res := &TreeResult{Base: sides[0].c.Name, Head: sides[1].c.Name}
 	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
-	res.Notes = append(res.Notes, ht.Unserved...)
+	res.Notes = append(res.Notes, unservedNotes(ht.Unserved)...)
 	for _, d := range ht.Decrypted {
 		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the keys given")
 	}
@@ -165,6 +165,22 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// unservedNotes are the notes of objects in versions Flux no longer serves: one each, or past
+// five, one for all of them, naming the first five (a repository that never moved off
+// v2beta1 would otherwise fill a pull request's comment with them).
+func unservedNotes(unserved []string) []string {
+	if len(unserved) <= 5 {
+		return unserved
+	}
+	var first []string
+	for _, u := range unserved[:5] {
+		what, _, _ := strings.Cut(u, ", which ")
+		first = append(first, what)
+	}
+	return []string{fmt.Sprintf("%d objects are in API versions Flux's current controllers no longer serve (applying them fails there; move them to helm.toolkit.fluxcd.io/v2, kustomize.toolkit.fluxcd.io/v1, source.toolkit.fluxcd.io/v1): %s, and %d more",
+		len(unserved), strings.Join(first, "; "), len(unserved)-5)}
 }
 
 // treePair is one HelmRelease on either side (nil where that side lacks it).

@@ -1,6 +1,8 @@
 package action
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
@@ -39,5 +41,21 @@ func TestTargetChange(t *testing.T) {
 		if got := targetChange(base, tc.head); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestUnservedNotes: up to five objects in unserved versions are a note each; more are one note
+// naming the first five and counting the rest.
+func TestUnservedNotes(t *testing.T) {
+	var u []string
+	for i := range 7 {
+		u = append(u, fmt.Sprintf("HelmRelease apps/a%d (Kustomization flux-system/apps) is helm.toolkit.fluxcd.io/v2beta1, which Flux's current controllers no longer serve: applying it fails there; move it to helm.toolkit.fluxcd.io/v2", i))
+	}
+	if got := unservedNotes(u[:5]); len(got) != 5 {
+		t.Errorf("five: %d notes, want 5", len(got))
+	}
+	got := unservedNotes(u)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "7 objects are in API versions") || !strings.Contains(got[0], "HelmRelease apps/a4 (Kustomization flux-system/apps) is helm.toolkit.fluxcd.io/v2beta1, and 2 more") || strings.Contains(got[0], "apps/a5") {
+		t.Errorf("seven: %q", got)
 	}
 }
