@@ -128,6 +128,9 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		if p.base != nil && p.head == nil {
 			p.kept = kept(p.base, bt, ht)
 		}
+		if n := moveNote(p, bt, ht); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
 		if p.base != nil && p.head != nil && fingerprint(p.base, bt) == fingerprint(p.head, ht) {
 			res.Unchanged++
 			if !d.All {

@@ -111,3 +111,30 @@ func kept(h *fluxtree.HelmRelease, base, head *fluxtree.Tree) string {
 	}
 	return ""
 }
+
+// moveNote warns of a HelmRelease that moves from one Kustomization to another ("" when it
+// does not, or nothing prunes it on the way): the Kustomization it leaves prunes it (or
+// deletes it as it is deleted itself) if it reconciles before the one it joins has applied it (kustomize-controller prunes the objects
+// its labels still say it owns), and helm-controller then uninstalls its release before it is
+// installed again.
+// xref: kustomize-controller internal/controller/kustomization_controller.go deleteObjects
+// (Inclusions: the owner labels).
+func moveNote(p treePair, base, head *fluxtree.Tree) string {
+	if p.base == nil || p.head == nil || len(p.base.Via) == 0 || len(p.head.Via) == 0 {
+		return ""
+	}
+	from, to := p.base.Via[len(p.base.Via)-1], p.head.Via[len(p.head.Via)-1]
+	if from == to {
+		return ""
+	}
+	// What happens to it as one that Kustomization no longer applies (pruned, or deleted with
+	// that Kustomization) is what happens if that Kustomization goes first.
+	if kept(p.base, base, head) != "" {
+		return ""
+	}
+	where := p.head.Namespace + "/" + p.head.Name
+	if p.head.Context != "" {
+		where += " (" + p.head.Context + ")"
+	}
+	return fmt.Sprintf("HelmRelease %s moves from Kustomization %s to %s: if %s reconciles first, it prunes the HelmRelease and helm-controller uninstalls its release before %s installs it again; mark it kustomize.toolkit.fluxcd.io/prune: disabled for the move", where, from, to, from, to)
+}

@@ -120,3 +120,67 @@ spec: {interval: 1h, path: ./clusters/c, prune: %s, sourceRef: {kind: GitReposit
 		})
 	}
 }
+
+// TestMoveNote: a HelmRelease that moves from a Kustomization that prunes to another is
+// warned of; one marked prune: disabled, or leaving one that does not prune, is not.
+func TestMoveNote(t *testing.T) {
+	sync := func(prune string) string {
+		return `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/c, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec: {interval: 1h, path: ./apps, prune: ` + prune + `, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system}
+spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`
+	}
+	hr := func(meta string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: apps" + meta +
+			"}\nspec: {interval: 1h, chart: {spec: {chart: c, sourceRef: {kind: HelmRepository, name: r}}}}\n"
+	}
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: apps}\n"
+	}
+	load := func(files map[string]string) *fluxtree.Tree {
+		t.Helper()
+		dir := t.TempDir()
+		for name, text := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tree, err := fluxtree.Load(context.Background(), dir, fluxtree.Options{Work: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tree
+	}
+	for name, tc := range map[string]struct {
+		prune, meta string
+		want        bool
+	}{
+		"from one that prunes":         {prune: "true", want: true},
+		"marked prune disabled":        {prune: "true", meta: ", annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}"},
+		"from one that does not prune": {prune: "false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bt := load(map[string]string{"clusters/c/sync.yaml": sync(tc.prune), "apps/hr.yaml": hr(tc.meta), "apps/cm.yaml": cm("a"), "infra/cm.yaml": cm("i")})
+			ht := load(map[string]string{"clusters/c/sync.yaml": sync(tc.prune), "infra/hr.yaml": hr(tc.meta), "apps/cm.yaml": cm("a"), "infra/cm.yaml": cm("i")})
+			got := moveNote(treePair{base: bt.HelmReleases[0], head: ht.HelmReleases[0]}, bt, ht)
+			if (got != "") != tc.want || tc.want && !strings.Contains(got, "HelmRelease apps/web (clusters/c) moves from Kustomization flux-system/apps to flux-system/infra") {
+				t.Errorf("note %q, want one: %v", got, tc.want)
+			}
+		})
+	}
+}
