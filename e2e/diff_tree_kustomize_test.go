@@ -216,7 +216,7 @@ spec:
   install: {disableWait: true}
   values: {replicas: 1, headless: true, inlineLogLevel: "${LOG_LEVEL}"}
 `, ns),
-		"charts/local/Chart.yaml": "apiVersion: v2\nname: local\nversion: 1.0.0\ndependencies:\n- {name: webapp, version: 1.0.0, repository: " + repoURL + "}\n",
+		"charts/local/Chart.yaml":  "apiVersion: v2\nname: local\nversion: 1.0.0\ndependencies:\n- {name: webapp, version: 1.0.0, repository: " + repoURL + "}\n",
 		"charts/local/values.yaml": "webapp: {headless: true, replicas: " + s.localReplicas + "}\n",
 		"charts/local/templates/cm.yaml": `apiVersion: v1
 kind: ConfigMap
