@@ -35,10 +35,10 @@ func excluded(obj map[string]any) string {
 // (helm-controller uninstalls a release only when its HelmRelease is deleted), or "" when
 // kustomize-controller deletes the HelmRelease. It follows the Kustomizations that applied it
 // (h.Via) in the head: the last one still applies but no longer holds it, and prunes it when
-// its spec.prune is true, it is not suspended and its build succeeds; or one of them is no longer applied, its
-// parent prunes it (as above), and its deletion deletes what it applied when its deletionPolicy
-// says so (MirrorPrune, the default: its spec.prune; Delete, WaitForTermination: yes; Orphan:
-// no; suspended: no), and so on down to the HelmRelease. An object labelled or annotated
+// its spec.prune is true, it is not suspended and its build succeeds; or one of them is no
+// longer applied, its parent prunes it (as above), and its deletion deletes what it applied
+// when its deletionPolicy says so (MirrorPrune, the default: its spec.prune; Delete,
+// WaitForTermination: yes; Orphan: no; suspended: no), and so on down to the HelmRelease. An object labelled or annotated
 // kustomize.toolkit.fluxcd.io/prune: disabled (or reconcile: disabled, ssa: ignore) is never
 // pruned. A HelmRelease of a plain file, or whose cluster's root Kustomization is gone, is
 // taken to be deleted.
@@ -114,9 +114,9 @@ func kept(h *fluxtree.HelmRelease, base, head *fluxtree.Tree) string {
 
 // moveNote warns of a HelmRelease that moves from one Kustomization to another ("" when it
 // does not, or nothing prunes it on the way): the Kustomization it leaves prunes it (or
-// deletes it as it is deleted itself) if it reconciles before the one it joins has applied it (kustomize-controller prunes the objects
-// its labels still say it owns), and helm-controller then uninstalls its release before it is
-// installed again.
+// deletes it as it is deleted itself) if it reconciles before the one it joins has applied it
+// (kustomize-controller prunes the objects its labels still say it owns), and helm-controller
+// then uninstalls its release before it is installed again.
 // xref: kustomize-controller internal/controller/kustomization_controller.go deleteObjects
 // (Inclusions: the owner labels).
 func moveNote(p treePair, base, head *fluxtree.Tree) string {
