@@ -38,10 +38,10 @@ func excluded(obj map[string]any) string {
 // its spec.prune is true, it is not suspended and its build succeeds; or one of them is no
 // longer applied, its parent prunes it (as above), and its deletion deletes what it applied
 // when its deletionPolicy says so (MirrorPrune, the default: its spec.prune; Delete,
-// WaitForTermination: yes; Orphan: no; suspended: no), and so on down to the HelmRelease. An object labelled or annotated
-// kustomize.toolkit.fluxcd.io/prune: disabled (or reconcile: disabled, ssa: ignore) is never
-// pruned. A HelmRelease of a plain file, or whose cluster's root Kustomization is gone, is
-// taken to be deleted.
+// WaitForTermination: yes; Orphan: no; suspended: no), and so on down to the HelmRelease. An
+// object labelled or annotated kustomize.toolkit.fluxcd.io/prune: disabled (or reconcile:
+// disabled, ssa: ignore) is never pruned. A HelmRelease of a plain file, or whose cluster's
+// root Kustomization is gone, is taken to be deleted.
 // xref: kustomize-controller internal/controller/kustomization_controller.go prune,
 // finalizerShouldDeleteResources.
 func kept(h *fluxtree.HelmRelease, base, head *fluxtree.Tree) string {

@@ -188,8 +188,9 @@ func TestArtifactFiles(t *testing.T) {
 // TestLoadReadsTheArtifact: a tree is built from its artifact, as source-controller makes it
 // for each GitRepository: a .sops.yaml beside the bootstrap Kustomization (where Flux's SOPS
 // guide writes it) is not a manifest, a directory spec.ignore leaves out is not there (and its
-// patterns replace the default exclusions), and the repository's own files are untouched; a Kustomization whose GitRepository follows another branch of the repository
-// is skipped, named, and a HelmRelease's chart from it is refused, named.
+// patterns replace the default exclusions), and the repository's own files are untouched; a
+// Kustomization whose GitRepository follows another branch of the repository is skipped,
+// named, and a HelmRelease's chart from it is refused, named.
 func TestLoadReadsTheArtifact(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{

@@ -21,9 +21,9 @@ import (
 // --no-remote-bases), remote files fetched in any case, as kustomize loads them. kfile is the
 // kustomization file the Flux generator made from the Kustomization's spec (manifest, its
 // content), which the build reads in place of the one on disk; decrypted holds the decrypted
-// secretGenerator sources (absolute paths, see decryptSources), read in place of theirs. They are written in memory over
-// src's files, never to disk: the build neither copies the tree nor changes it. The caller holds
-// buildMu.
+// secretGenerator sources (absolute paths, see decryptSources), read in place of theirs. They
+// are written in memory over src's files, never to disk: the build neither copies the tree nor
+// changes it. The caller holds buildMu.
 //
 // One difference with fluxcd/pkg/kustomize's SecureBuild, in cost only: it resets kyaml's
 // global OpenAPI schema before and after every build, so that a kustomization's own schema
