@@ -1,9 +1,6 @@
 package action
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/helm-drift/helm-drift/internal/fluxtree"
@@ -47,22 +44,13 @@ spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository
 	}
 	digests := func(edit map[string]string, revision string) (string, string) {
 		t.Helper()
-		root := t.TempDir()
+		all := map[string]string{}
 		for _, m := range []map[string]string{files, edit} {
 			for name, text := range m {
-				p := filepath.Join(root, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				all[name] = text
 			}
 		}
-		tree, err := fluxtree.Load(context.Background(), root, fluxtree.Options{Work: t.TempDir(), Revision: revision})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tree := loadTree(t, all, fluxtree.Options{Revision: revision})
 		if len(tree.HelmReleases) != 2 {
 			t.Fatalf("HelmReleases %d, problems %v", len(tree.HelmReleases), tree.Problems)
 		}

@@ -30,27 +30,7 @@ spec: {interval: 1h, path: ./clusters/c, prune: %s, sourceRef: {kind: GitReposit
 			"}\nspec: {interval: 1h, chart: {spec: {chart: c, sourceRef: {kind: HelmRepository, name: r}}}}\n"
 	}
 	other := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: apps}\n"
-	load := func(files map[string]string) *fluxtree.Tree {
-		t.Helper()
-		dir := t.TempDir()
-		for name, text := range files {
-			if text == "" {
-				continue
-			}
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tree, err := fluxtree.Load(context.Background(), dir, fluxtree.Options{Work: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tree
-	}
+	load := func(files map[string]string) *fluxtree.Tree { return loadTree(t, files, fluxtree.Options{}) }
 	for name, tc := range map[string]struct {
 		base, head map[string]string
 		want       string // "" deleted, else a part of why it stays
@@ -148,24 +128,7 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 	cm := func(name string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: apps}\n"
 	}
-	load := func(files map[string]string) *fluxtree.Tree {
-		t.Helper()
-		dir := t.TempDir()
-		for name, text := range files {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tree, err := fluxtree.Load(context.Background(), dir, fluxtree.Options{Work: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tree
-	}
+	load := func(files map[string]string) *fluxtree.Tree { return loadTree(t, files, fluxtree.Options{}) }
 	for name, tc := range map[string]struct {
 		prune, meta string
 		want        bool
@@ -183,4 +146,26 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 			}
 		})
 	}
+}
+
+// loadTree writes files (path: content) into a directory and reads it as a tree with o (its
+// Work a directory of the test's).
+func loadTree(t *testing.T, files map[string]string, o fluxtree.Options) *fluxtree.Tree {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Work = t.TempDir()
+	tree, err := fluxtree.Load(context.Background(), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }
