@@ -62,6 +62,10 @@ type fleetSide struct {
 	// packages the chart): HelmRelease local (reconcileStrategy ChartVersion) does not get the
 	// change, localrev (Revision) does.
 	localGreeting, localReplicas string
+	// localvalsReplicas are HelmRelease localvals' own values for webapp: it reads charts/local
+	// (ChartVersion) too, so its upgrade for them renders the chart source-controller packaged
+	// for the base, not the head's files.
+	localvalsReplicas string
 	// removed are the base's HelmReleases of apps/removed.yaml, which the head drops: gone is
 	// pruned (helm-controller uninstalls it), kept is annotated kustomize.toolkit.fluxcd.io/prune:
 	// disabled (it stays).
@@ -244,7 +248,18 @@ spec:
     spec: {chart: ./charts/local, reconcileStrategy: Revision, sourceRef: {kind: GitRepository, name: fleet}}
   install: {disableWait: true}
   upgrade: {disableWait: true}
-`, ns),
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: localvals, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
+  values: {webapp: {replicas: %[2]s}}
+`, ns, s.localvalsReplicas),
 	}
 }
 
@@ -318,14 +333,14 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		webValues:    "image: nginx:1.27\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-base", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-base", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello", localReplicas: "1", removed: true,
+		localGreeting: "hello", localReplicas: "1", localvalsReplicas: "1", removed: true,
 	})
 	head := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "2", logLevel: "debug", adminPassword: hrSecretMarker + "-subst-head",
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello, world", localReplicas: "2",
+		localGreeting: "hello, world", localReplicas: "2", localvalsReplicas: "3",
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -385,8 +400,8 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// charts/local's template changed, its version did not: local (reconcileStrategy
 	// ChartVersion) shows the change, not applied; localrev (Revision) upgrades, its chart's
 	// version carrying the merged commit.
-	if next["local"] != "nothing" || next["localrev"] != "upgrade" || len(predicted["local"]) == 0 || notApplied["local"] != len(predicted["local"]) || notApplied["localrev"] != 0 {
-		t.Fatalf("next reconciles %v, rows %v (%v not applied): want local nothing (its rows not applied), localrev upgraded\n%s", next, predicted, notApplied, stderr.String())
+	if next["local"] != "nothing" || next["localrev"] != "upgrade" || len(predicted["local"]) != 0 || next["localvals"] != "upgrade" || notApplied["localrev"] != 0 {
+		t.Fatalf("next reconciles %v, rows %v (%v not applied): want local nothing (no rows: the base's chart is served), localrev and localvals upgraded\n%s", next, predicted, notApplied, stderr.String())
 	}
 	// The HelmReleases the head drops: gone is pruned and uninstalled, kept stays.
 	if next["gone"] != "uninstall" || next["kept"] != "nothing" {
@@ -428,11 +443,11 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// pull request.
 	applyYAML(t, base["clusters/e2e/flux-system.yaml"])
 	waitKustomization(t, ns, "apps", "")
-	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "gone", "kept"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "localvals", "gone", "kept"} {
 		waitTreeRevision(t, ns, name, 1)
 	}
 	before := map[string]string{}
-	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "localvals"} {
 		before[name] = storedRelease(t, ns, name).Manifest
 	}
 	git("merge", "-q", "--ff-only", "pr")
@@ -474,12 +489,13 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if v := storedRelease(t, ns, "kept").Version; v != 1 {
 		t.Errorf("kept: at revision %d after the head, want 1", v)
 	}
-	for name, upgraded := range map[string]bool{"web": true, "podinfo": true, "quiet": false, "local": false, "localrev": true} {
+	waitTreeRevision(t, ns, "localvals", 2)
+	for name, upgraded := range map[string]bool{"web": true, "podinfo": true, "quiet": false, "local": false, "localrev": true, "localvals": true} {
 		if v := storedRelease(t, ns, name).Version; (v > 1) != upgraded {
 			t.Errorf("%s: at revision %d after the head, want upgraded %v", name, v, upgraded)
 		}
 	}
-	for _, name := range []string{"web", "podinfo", "localrev"} {
+	for _, name := range []string{"web", "podinfo", "localrev", "localvals"} {
 		happened := manifestChanges(t, before[name], storedRelease(t, ns, name).Manifest, ns)
 		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
 			t.Errorf("%s: predicted rows\n  %s\nthe controllers changed\n  %s", name, strings.Join(predicted[name], "\n  "), strings.Join(happened, "\n  "))

@@ -329,7 +329,7 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		if s.hr == nil || p.same && i == 0 {
 			continue
 		}
-		rw.Go(func() { sides[i], errs[i] = d.render(ctx, s.hr, s.prev, s.tree, shared, i == 1 && !p.same) })
+		rw.Go(func() { sides[i], errs[i] = d.render(ctx, s.hr, s.prev, s.tree, shared, i == 1 && !p.same, nil) })
 	}
 	rw.Wait()
 	for i, name := range []string{"base", "head"} {
@@ -341,6 +341,16 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	if p.same {
 		sides[0] = sides[1]
 	}
+	chartFiles := p.base != nil && p.head != nil && localChart(p.base, bt) != localChart(p.head, ht)
+	if chartFiles && staleChart(sides[0], sides[1]) {
+		// source-controller keeps serving the base's chart: the head renders with it.
+		again, err := d.render(ctx, p.head, p.base, ht, shared, !p.same, &treeChart{h: p.base, t: bt})
+		if err != nil {
+			row.Error = fmt.Sprintf("not rendered (head, with the base's chart): %v", err)
+			return row
+		}
+		sides[1] = again
+	}
 	rep, err := compareTreeSides(sides[0], sides[1], d.Views, d.CountUnstable)
 	if err != nil {
 		row.Error = err.Error()
@@ -348,9 +358,8 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	}
 	rep.HelmRelease, rep.Sides = row.HelmRelease, [2]string{"base", "head"}
 	rep.Causes = causes(p, sides[0], sides[1])
-	chartFiles := p.base != nil && p.head != nil && localChart(p.base, bt) != localChart(p.head, ht)
 	if chartFiles && sides[0].built.Chart.Metadata.Version == sides[1].built.Chart.Metadata.Version {
-		rep.Causes = append(rep.Causes, fmt.Sprintf("the chart's files in this repository (%s), its version %s unchanged", chartPathOf(p.head), sides[1].built.Chart.Metadata.Version))
+		rep.Causes = append(rep.Causes, fmt.Sprintf("the chart's files in this repository (%s) under the same version %s: not deployed until it changes (source-controller keeps serving the chart it packaged)", chartPathOf(p.head), sides[1].built.Chart.Metadata.Version))
 	}
 	rep.Next = nextOf(p, sides[0], sides[1], chartFiles)
 	if rep.Next.Action == flux.NextNothing || p.kept != "" {
@@ -383,30 +392,38 @@ type treeSide struct {
 
 // render renders h as helm-controller would, with no cluster (but for the HelmChart of its
 // spec.chart under --live); prev is the same HelmRelease at the base when h is the head's.
-func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool) (*treeSide, error) {
+func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool, chartOf *treeChart) (*treeSide, error) {
 	hr, err := helmcontroller.Decode(h.Object)
 	if err != nil {
 		return nil, err
-	}
-	get := helmcontroller.Getter(h.Get)
-	if hr.HasChartTemplate() {
-		get = &helmChartGetter{Getter: h.Get, namespace: hr.Spec.Chart.GetNamespace(hr.Namespace), name: hr.GetHelmChartName(),
-			live: d.Live, base: baseHelmChart(prev)}
 	}
 	for _, v := range hr.Spec.ValuesFrom {
 		if h.Encrypted[v.Kind+"/"+hr.Namespace+"/"+v.Name] {
 			return nil, fmt.Errorf("valuesFrom %s %s/%s is SOPS-encrypted: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", v.Kind, hr.Namespace, v.Name)
 		}
 	}
-	co := d.Charts
-	co.Get, co.FromSpec, co.Artifacts = get, true, shared
-	co.GitRepository = func(ns, name string) (string, string, error) {
-		return t.GitRepository(h, ns, name)
+	get, co := d.chartOptions(hr, h, prev, t, shared)
+	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender}
+	var src helmcontroller.Source
+	if chartOf != nil {
+		// The chart another side's HelmRelease reads (the base's: source-controller's
+		// artifact of that version), loaded afresh: a render may prune its dependencies.
+		chr, err := helmcontroller.Decode(chartOf.h.Object)
+		if err != nil {
+			return nil, err
+		}
+		_, cco := d.chartOptions(chr, chartOf.h, nil, chartOf.t, shared)
+		if bo.Chart, src, err = helmcontroller.LoadChart(ctx, chr, cco); err != nil {
+			return nil, err
+		}
+		src.From += "; source-controller keeps serving the chart it packaged for this version"
 	}
-	b, err := helmcontroller.Build(ctx, hr, helmcontroller.BuildOptions{Get: get, Charts: co,
-		KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender})
+	b, err := helmcontroller.Build(ctx, hr, bo)
 	if err != nil {
 		return nil, err
+	}
+	if chartOf != nil {
+		b.Source = src
 	}
 	side := &treeSide{hr: hr, built: b}
 	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
@@ -418,6 +435,29 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 		}
 	}
 	return side, nil
+}
+
+// treeChart names the HelmRelease (and its tree) whose chart a render reads instead of its own.
+type treeChart struct {
+	h *fluxtree.HelmRelease
+	t *fluxtree.Tree
+}
+
+// chartOptions are how the render of hr (h of tree t; prev the base's, for the head) reads its
+// chart and sources: from its tree's objects, the HelmChart helm-controller makes as the base's
+// made it (or the cluster's, with --live), this repository's GitRepositories from t.
+func (d *DiffTree) chartOptions(hr *v2.HelmRelease, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts) (helmcontroller.Getter, helmcontroller.ChartOptions) {
+	get := helmcontroller.Getter(h.Get)
+	if hr.HasChartTemplate() {
+		get = &helmChartGetter{Getter: h.Get, namespace: hr.Spec.Chart.GetNamespace(hr.Namespace), name: hr.GetHelmChartName(),
+			live: d.Live, base: baseHelmChart(prev)}
+	}
+	co := d.Charts
+	co.Get, co.FromSpec, co.Artifacts = get, true, shared
+	co.GitRepository = func(ns, name string) (string, string, error) {
+		return t.GitRepository(h, ns, name)
+	}
+	return get, co
 }
 
 // objectsOf reads a manifest's objects.

@@ -179,6 +179,24 @@ func nextOf(p treePair, base, head *treeSide, chartFiles bool) *flux.Next {
 	return &flux.Next{Action: flux.NextNothing, Reason: "neither the chart, the values nor the post-renderers change: helm-controller does not upgrade"}
 }
 
+// staleChart says whether source-controller keeps serving the base's chart to the head: a
+// chart of the repository whose files changed (the caller knows) under the same version, from
+// a HelmChart whose spec does not change (its spec.chart.spec and interval the same: a change
+// raises its generation, and source-controller then packages the chart again), under
+// reconcileStrategy ChartVersion. source-controller keeps the artifact it packaged for that
+// version, and helm-controller's next upgrade (for new values, say) renders it.
+// xref: source-controller internal/helm/chart/builder_local.go Build (the cached chart);
+// internal/controller/helmchart_controller.go (Force: a new generation).
+func staleChart(base, head *treeSide) bool {
+	if base == nil || head == nil || !base.hr.HasChartTemplate() || !head.hr.HasChartTemplate() {
+		return false
+	}
+	bs, hs := base.hr.Spec.Chart.Spec, head.hr.Spec.Chart.Spec
+	return hs.ReconcileStrategy != "Revision" && reflect.DeepEqual(bs, hs) &&
+		base.hr.Spec.Interval == head.hr.Spec.Interval &&
+		base.built.Chart.Metadata.Version == head.built.Chart.Metadata.Version
+}
+
 // targetChange says how the release a HelmRelease targets changes between the base and the
 // head, when it does in a way helm-controller answers by uninstalling the release and
 // installing the new one ("" when not): its storage namespace, its namespace, its name, or

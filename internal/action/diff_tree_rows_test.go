@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -57,5 +58,34 @@ func TestUnservedNotes(t *testing.T) {
 	got := unservedNotes(u)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "7 objects are in API versions") || !strings.Contains(got[0], "HelmRelease apps/a4 (Kustomization flux-system/apps) is helm.toolkit.fluxcd.io/v2beta1, and 2 more") || strings.Contains(got[0], "apps/a5") {
 		t.Errorf("seven: %q", got)
+	}
+}
+
+// TestStaleChart: source-controller keeps serving the base's chart when its version stays and
+// the HelmChart's spec (spec.chart.spec, the interval) does not change, under ChartVersion.
+func TestStaleChart(t *testing.T) {
+	side := func(version, strategy, interval string, valuesFiles ...string) *treeSide {
+		hr := &v2.HelmRelease{}
+		hr.Spec.Chart = &v2.HelmChartTemplate{Spec: v2.HelmChartTemplateSpec{Chart: "./charts/app", ReconcileStrategy: strategy, ValuesFiles: valuesFiles}}
+		hr.Spec.Interval.Duration, _ = time.ParseDuration(interval)
+		return &treeSide{hr: hr, built: &helmcontroller.Built{Rendered: &helmcontroller.Rendered{
+			Chart: &chartv2.Chart{Metadata: &chartv2.Metadata{Name: "app", Version: version}},
+		}}}
+	}
+	base := side("1.0.0", "", "1h")
+	for _, tc := range []struct {
+		name string
+		head *treeSide
+		want bool
+	}{
+		{"the same version and spec", side("1.0.0", "", "1h"), true},
+		{"a new version", side("1.1.0", "", "1h"), false},
+		{"Revision", side("1.0.0", "Revision", "1h"), false},
+		{"a new interval", side("1.0.0", "", "5m"), false},
+		{"new valuesFiles", side("1.0.0", "", "1h", "values-prod.yaml"), false},
+	} {
+		if got := staleChart(base, tc.head); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
