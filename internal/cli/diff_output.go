@@ -40,6 +40,8 @@ type outputFlags struct {
 	suggest string
 	// comments is --comments: how many comments -o github and gitlab may split into.
 	comments int
+	// problems and notes are said of the whole run (output.Options).
+	problems, notes []string
 }
 
 // bind registers the output flags on fs; manifest says whether the verb offers -o manifest.
@@ -123,7 +125,7 @@ func (o *outputFlags) streams() bool {
 
 // options are the formats' options for out.
 func (o *outputFlags) options(out io.Writer) output.Options {
-	return output.Options{Context: o.lines, Colour: o.colour(out), Comments: o.comments}
+	return output.Options{Context: o.lines, Colour: o.colour(out), Comments: o.comments, Problems: o.problems, Notes: o.notes}
 }
 
 // writeReport prints one report (its Stamp set) in the asked format; with

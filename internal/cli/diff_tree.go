@@ -200,16 +200,18 @@ func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, 
 	for _, p := range res.Problems {
 		s.Unmeasured = append(s.Unmeasured, "the "+p)
 	}
+	headline := fmt.Sprintf("%s against %s: %d HelmReleases compared, %d unchanged (inputs identical, not rendered; --all renders them)",
+		res.Head, res.Base, len(res.Rows), res.Unchanged)
 	if d.tree.All {
-		fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases rendered, %d of them with the same inputs on both sides (rendered once)\n",
-			res.Head, res.Base, len(res.Rows), res.Unchanged)
-	} else {
-		fmt.Fprintf(errOut, "helm-drift diff tree: %s against %s: %d HelmReleases compared, %d unchanged (inputs identical, not rendered; --all renders them)\n",
+		headline = fmt.Sprintf("%s against %s: %d HelmReleases rendered, %d of them with the same inputs on both sides (rendered once)",
 			res.Head, res.Base, len(res.Rows), res.Unchanged)
 	}
+	fmt.Fprintf(errOut, "helm-drift diff tree: %s\n", headline)
 	for _, n := range res.Notes {
 		fmt.Fprintf(errOut, "helm-drift diff tree: note: %s\n", n)
 	}
+	// A pull request's comment says them too: it is read without the job's log.
+	d.out.problems, d.out.notes = res.Problems, append([]string{headline}, res.Notes...)
 	name := func(r diff.SummaryRow) string {
 		n := "HelmRelease " + r.HelmRelease
 		if r.Context != "" {

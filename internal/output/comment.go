@@ -32,16 +32,31 @@ const commentReserve = 600
 const CommentSeparator = "<!-- helm-drift: next comment -->"
 
 // WriteComment prints reports as pull-request comments in GitHub-flavoured Markdown (which
-// GitLab renders too): a summary line per release or HelmRelease, then a collapsible section
-// per object with its unified diff. Each comment stays within p's limit; up to comments of them
-// (at least 1) are written, separated by CommentSeparator lines, each section whole in one
+// GitLab renders too): what the run could not read and its notes (o.Problems, o.Notes), a
+// summary line per release or HelmRelease, then a collapsible section
+// per object with its unified diff. Each comment stays within p's limit; up to o.Comments of
+// them (at least 1) are written, separated by CommentSeparator lines, each section whole in one
 // comment where it fits in one; what does not fit in the last is left out at a line's end, and
 // a note says how much and how to see all of it. The order is the reports' and their objects':
 // the same input gives the same comments.
-func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, p Platform, context, comments int) error {
+func WriteComment(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, p Platform, o Options) error {
+	context, comments := o.Context, o.Comments
 	c := &comment{limit: p.Limit - commentReserve, max: max(1, comments)}
 	c.parts = []*strings.Builder{{}}
 	c.add("### helm-drift\n\n")
+	for _, list := range []struct {
+		title string
+		lines []string
+	}{{"Could not be read or rendered", o.Problems}, {"Notes", o.Notes}} {
+		if len(list.lines) == 0 {
+			continue
+		}
+		c.add("**" + list.title + "**\n\n")
+		for _, l := range list.lines {
+			c.add("- " + md(oneLine(l)) + "\n")
+		}
+		c.add("\n")
+	}
 	for _, row := range rows {
 		c.add(releaseLine(row) + "\n")
 	}
@@ -225,7 +240,7 @@ func htmlText(s string) string {
 func init() {
 	for i, p := range []Platform{GitHub, GitLab} {
 		f := func(w io.Writer, rows []diff.SummaryRow, clusters []diff.ClusterRun, o Options) error {
-			return WriteComment(w, rows, clusters, p, o.Context, o.Comments)
+			return WriteComment(w, rows, clusters, p, o)
 		}
 		register(Format{Name: p.Name, Rank: 6 + i, Help: "a pull-request comment", Report: sideBySide(f), Summary: f, Sides: true})
 	}

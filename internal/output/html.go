@@ -306,6 +306,12 @@ func consoleOf(rows []diff.SummaryRow, clusters []diff.ClusterRun, opt Options) 
 			p.Problems = append(p.Problems, "context "+c.Context+": could not measure the cluster: "+oneLine(c.Error))
 		}
 	}
+	for _, pr := range opt.Problems {
+		p.Problems = append(p.Problems, "could not read or render: "+oneLine(pr))
+	}
+	for _, n := range opt.Notes {
+		p.Problems = append(p.Problems, "note: "+oneLine(n))
+	}
 	return p, nil
 }
 

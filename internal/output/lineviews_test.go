@@ -190,7 +190,7 @@ func TestWriteDiffGolden(t *testing.T) {
 	}
 	t.Run("github", func(t *testing.T) {
 		var b bytes.Buffer
-		if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, GitHub, 3, 1); err != nil {
+		if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, []diff.ClusterRun{{Stamp: rep.Stamp}}, GitHub, Options{Context: 3, Comments: 1}); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join(golden.Root(), "view", "matrix.github.md"), b.String())
@@ -345,7 +345,7 @@ func parseGFM(t *testing.T, src string) (codes []string, html []string) {
 func TestCommentMarkdown(t *testing.T) {
 	rep := matrix(t)
 	var b bytes.Buffer
-	if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, nil, GitHub, 3, 1); err != nil {
+	if err := WriteComment(&b, []diff.SummaryRow{row(rep)}, nil, GitHub, Options{Context: 3, Comments: 1}); err != nil {
 		t.Fatal(err)
 	}
 	codes, _ := parseGFM(t, b.String())
@@ -374,7 +374,7 @@ func TestCommentMarkdown(t *testing.T) {
 		rows = append(rows, row(&r))
 	}
 	var big bytes.Buffer
-	if err := WriteComment(&big, rows, nil, GitHub, 3, 1); err != nil {
+	if err := WriteComment(&big, rows, nil, GitHub, Options{Context: 3, Comments: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if big.Len() > GitHub.Limit {
@@ -404,7 +404,7 @@ func TestCommentMarkdown(t *testing.T) {
 	// The same, split into comments: each within the limit, every object's section whole in
 	// one of them, in the same order, the truncation note only when even these do not hold it.
 	var split bytes.Buffer
-	if err := WriteComment(&split, rows, nil, GitHub, 3, 20); err != nil {
+	if err := WriteComment(&split, rows, nil, GitHub, Options{Context: 3, Comments: 20}); err != nil {
 		t.Fatal(err)
 	}
 	parts := strings.Split(split.String(), "\n"+CommentSeparator+"\n")
@@ -447,7 +447,7 @@ func TestCommentMarkdown(t *testing.T) {
 		}
 	}
 	var fb bytes.Buffer
-	if err := WriteComment(&fb, []diff.SummaryRow{row(&fenced)}, nil, GitLab, 3, 1); err != nil {
+	if err := WriteComment(&fb, []diff.SummaryRow{row(&fenced)}, nil, GitLab, Options{Context: 3, Comments: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if codes, _ := parseGFM(t, fb.String()); len(codes) != len(blocks) {

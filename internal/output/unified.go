@@ -22,6 +22,10 @@ type Options struct {
 	Colour bool
 	// Comments is how many comments -o github and gitlab may split into (0 and 1: one).
 	Comments int
+	// Problems and Notes are said of the whole run, before its releases, by the formats a
+	// reader sees alone (-o github, gitlab): what could not be read or rendered (diff tree's
+	// Kustomizations that did not build), and what was not compared or deserves a look.
+	Problems, Notes []string
 }
 
 // ANSI colours of the unified diff.
