@@ -44,7 +44,10 @@ type Options struct {
 	// run with --no-remote-bases does; by default they are cloned, as it does by default.
 	NoRemoteBases bool
 	// Work is a directory for the ExternalArtifacts made from the tree by their
-	// ArtifactGenerators' copy rules. The builds write nothing, there or in the tree.
+	// ArtifactGenerators' copy rules, and for the GitRepositories' artifacts when their ignore
+	// rules leave files out; the caller removes it once done with the Tree ("": the system's
+	// temporary directory, where nothing removes them). The builds write nothing, there or in
+	// the tree.
 	Work string
 }
 
