@@ -23,6 +23,7 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
+	release4 "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,6 +71,9 @@ type fleetSide struct {
 	// pruned (helm-controller uninstalls it), kept is annotated kustomize.toolkit.fluxcd.io/prune:
 	// disabled (it stays).
 	removed bool
+	// movedTarget is HelmRelease moved's spec.targetNamespace ("" none): a new one moves the
+	// release, which helm-controller uninstalls and installs anew (reinstall).
+	movedTarget string
 }
 
 // fleetFiles is a Flux repository laid out as flux bootstrap and Flux's own example lay it out:
@@ -128,7 +132,7 @@ spec:
 		"apps/kustomization.yaml": fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 namespace: %s
-resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml, local.yaml%[2]s]
+resources: [sources.yaml, web.yaml, web-sops.yaml, podinfo.yaml, quiet.yaml, local.yaml, moved.yaml%[2]s]
 configMapGenerator:
 - name: web-values
   files: [values.yaml=web-values.yaml]
@@ -137,6 +141,16 @@ secretGenerator:
   files: [color=podinfo-color.bin, settings.yaml=podinfo-settings.yaml, app.ini=podinfo-app.ini]
 configurations: [kustomizeconfig.yaml]
 `, ns, map[bool]string{true: ", removed.yaml"}[s.removed]),
+		"apps/moved.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: moved, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: ./charts/local, sourceRef: {kind: GitRepository, name: fleet}}
+  install: {disableWait: true, createNamespace: true}
+  upgrade: {disableWait: true}
+%[2]s`, ns, map[bool]string{true: "  targetNamespace: " + s.movedTarget + "\n"}[s.movedTarget != ""]),
 		"apps/removed.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: gone, namespace: %[1]s}
@@ -340,7 +354,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		webValues:    "image: nginx:1.28\n",
 		sopsSecret:   sopsSecret(t, ns, "web-sops", "password", hrSecretMarker+"-sops-head", id.Recipient()),
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
-		localGreeting: "hello, world", localReplicas: "2", localvalsReplicas: "3",
+		localGreeting: "hello, world", localReplicas: "2", localvalsReplicas: "3", movedTarget: ns + "-b",
 	})
 	git := func(args ...string) {
 		t.Helper()
@@ -403,6 +417,20 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	if next["local"] != "nothing" || next["localrev"] != "upgrade" || len(predicted["local"]) != 0 || next["localvals"] != "upgrade" || notApplied["localrev"] != 0 {
 		t.Fatalf("next reconciles %v, rows %v (%v not applied): want local nothing (no rows: the base's chart is served), localrev and localvals upgraded\n%s", next, predicted, notApplied, stderr.String())
 	}
+	// moved's release moves to another namespace: helm-controller reinstalls it, under the name
+	// the preview gives (shortened past 53 characters, as helm-controller shortens it).
+	movedRelease := ""
+	for _, e := range doc.HelmReleases {
+		if e.HelmRelease == ns+"/moved" {
+			movedRelease = e.Release
+			if e.Namespace != ns+"-b" {
+				t.Errorf("moved: release namespace %q, want %s-b", e.Namespace, ns)
+			}
+		}
+	}
+	if next["moved"] != "reinstall" || movedRelease == "" || movedRelease == "moved" {
+		t.Fatalf("moved: next reconcile %q, release %q; want reinstall under a new name\n%s", next["moved"], movedRelease, stderr.String())
+	}
 	// The HelmReleases the head drops: gone is pruned and uninstalled, kept stays.
 	if next["gone"] != "uninstall" || next["kept"] != "nothing" {
 		t.Fatalf("next reconciles of the dropped HelmReleases: gone %q, kept %q; want uninstall and nothing\n%s", next["gone"], next["kept"], stderr.String())
@@ -443,7 +471,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// pull request.
 	applyYAML(t, base["clusters/e2e/flux-system.yaml"])
 	waitKustomization(t, ns, "apps", "")
-	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "localvals", "gone", "kept"} {
+	for _, name := range []string{"web", "podinfo", "quiet", "local", "localrev", "localvals", "moved", "gone", "kept"} {
 		waitTreeRevision(t, ns, name, 1)
 	}
 	before := map[string]string{}
@@ -474,6 +502,17 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		return strings.HasSuffix(seen, rev) && version == "1.0.0", fmt.Sprintf("source revision %q, artifact %q", seen, version)
 	})
 	waitObserved(t, ns, "local")
+	// moved: the old release uninstalled, the new one installed (storage in the HelmRelease's
+	// namespace) into the new namespace, at its first revision.
+	testenv.Eventually(t, 2*time.Minute, "HelmRelease "+ns+"/moved reinstalled as "+movedRelease, func() (bool, string) {
+		r, err := helm4Config(t, ns).Releases.Last(movedRelease)
+		if err != nil {
+			return false, err.Error()
+		}
+		_, old := helm4Config(t, ns).Releases.Last("moved")
+		rel, _ := r.(*release4.Release)
+		return old != nil && rel != nil && rel.Namespace == ns+"-b" && rel.Version == 1, fmt.Sprintf("the old release: %v; the new one: %v", old, rel != nil)
+	})
 	// gone's HelmRelease is deleted and its release uninstalled; kept's stays, installed.
 	testenv.Eventually(t, 2*time.Minute, "HelmRelease "+ns+"/gone uninstalled", func() (bool, string) {
 		_, err := cluster.Dynamic.Resource(helmReleases).Namespace(ns).Get(context.Background(), "gone", metav1.GetOptions{})
@@ -564,6 +603,8 @@ type treeJSON struct {
 	HelmReleases []struct {
 		HelmRelease string       `json:"helmRelease"`
 		Next        string       `json:"nextReconcile"`
+		Release     string       `json:"release"`
+		Namespace   string       `json:"namespace"`
 		Report      *diff.Report `json:"report"`
 	} `json:"helmReleases"`
 }
