@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/kustomize"
+	securefs "github.com/fluxcd/pkg/kustomize/filesys"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
@@ -137,7 +138,7 @@ spec:
 // TestLoadRemoteBases: a kustomization's remote base (a git URL, served here by git's own
 // http-backend) is cloned, as kustomize-controller clones it by default, and refused, named,
 // with NoRemoteBases, as it refuses it when run with --no-remote-bases; a remote file is
-// fetched either way, as kustomize loads it.
+// fetched either way, as kustomize loads it; no clone is left behind.
 func TestLoadRemoteBases(t *testing.T) {
 	backend, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -194,6 +195,23 @@ spec: {interval: 1h, path: ./file, sourceRef: {kind: GitRepository, name: flux-s
 		}
 		return out
 	}
+	// kustomize clones a remote base into a temporary directory of its own, and removes it.
+	clones := func() []string {
+		prefix, err := securefs.TmpConfirmedDirPrefix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, _ := filepath.Glob(prefix + "*")
+		return found
+	}
+	before := clones()
+	defer func() {
+		for _, c := range clones() {
+			if !slices.Contains(before, c) {
+				t.Errorf("%s: a remote base's clone left behind", c)
+			}
+		}
+	}()
 	tree, err := Load(context.Background(), root, Options{Work: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
