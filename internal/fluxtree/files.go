@@ -36,9 +36,9 @@ type scanned struct {
 var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // scanFiles reads every YAML file under paths (relative to root; all of it when empty),
-// skipping hidden directories (.git, .github). A file that does not parse is a problem; the
-// others are still read.
-func scanFiles(root string, paths []string) (*scanned, error) {
+// skipping hidden directories (.git, .github) and what Git ignores (ignored). A file that does
+// not parse is a problem; the others are still read.
+func scanFiles(root string, paths []string, ignored ignoredFiles) (*scanned, error) {
 	s := &scanned{kustomizeDirs: map[string][]string{}}
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -54,6 +54,12 @@ func scanFiles(root string, paths []string) (*scanned, error) {
 			}
 			rel, _ := filepath.Rel(root, file)
 			rel = filepath.ToSlash(rel)
+			if rel != "." && ignored.has(rel) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
 			if d.IsDir() {
 				if rel != "." && strings.HasPrefix(d.Name(), ".") {
 					return filepath.SkipDir

@@ -19,6 +19,8 @@ import (
 type gitSources struct {
 	root, work string
 	files      *scanned
+	// ignored are the working tree's files Git ignores: never in an artifact.
+	ignored ignoredFiles
 	// named are the GitRepositories --source names ("namespace/name").
 	named []string
 	// remote is the repository's URL (its git remote), "" when unknown; bootURLs and
@@ -181,7 +183,7 @@ func (g *gitSources) makeView(ignore string, sparse []string) (string, error) {
 	}
 	ps := append([]gitignore.Pattern{}, g.patterns...)
 	ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(ignore), domain)...)
-	keep, dropped, err := artifactFiles(g.root, ps, domain, sparse)
+	keep, dropped, err := artifactFiles(g.root, ps, domain, sparse, g.ignored)
 	if err != nil {
 		return "", err
 	}
@@ -202,14 +204,15 @@ func (g *gitSources) makeView(ignore string, sparse []string) (string, error) {
 
 // artifactFiles lists the regular files under root (relative paths, sorted) that
 // source-controller archives into a GitRepository's artifact, and counts those it leaves out:
-// files its ignore patterns match, anything that is not a regular file (symlinks), and with
-// sparse directories, the files outside them. With no patterns of the repository's or the
+// files its ignore patterns match, anything that is not a regular file (symlinks), with sparse
+// directories the files outside them, and in a working tree the files Git ignores (ignored:
+// never committed, never cloned). With no patterns of the repository's or the
 // GitRepository's own, the default exclusions apply (VCS files, CI configurations, images and
 // archives, .sops.yaml, .goreleaser.yml, .flux.yaml); with some, only the VCS ones and theirs.
 // The .git directory is not walked: all of it is excluded.
 // xref: fluxcd/source-controller internal/controller/gitrepository_controller.go
 // reconcileArtifact; fluxcd/pkg/artifact storage/archive.go SourceIgnoreFilter, Archive.
-func artifactFiles(root string, ps []gitignore.Pattern, domain, sparse []string) ([]string, int, error) {
+func artifactFiles(root string, ps []gitignore.Pattern, domain, sparse []string, ignored ignoredFiles) ([]string, int, error) {
 	matcher := sourceignore.NewDefaultMatcher(ps, domain)
 	if len(ps) > 0 {
 		matcher = sourceignore.NewMatcher(append(sourceignore.VCSPatterns(domain), ps...))
@@ -229,7 +232,7 @@ func artifactFiles(root string, ps []gitignore.Pattern, domain, sparse []string)
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		switch {
-		case !fi.Mode().IsRegular(),
+		case !fi.Mode().IsRegular(), ignored.has(rel),
 			matcher.Match(strings.Split(p, string(filepath.Separator)), false),
 			len(sparse) > 0 && !slices.ContainsFunc(sparse, func(d string) bool { return d == "." || strings.HasPrefix(rel, d+"/") }):
 			dropped++

@@ -2,7 +2,9 @@ package fluxtree
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -165,7 +167,7 @@ func TestArtifactFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(tc.ignore), domain)...)
-			got, dropped, err := artifactFiles(root, ps, domain, tc.sparse)
+			got, dropped, err := artifactFiles(root, ps, domain, tc.sparse, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +182,7 @@ func TestArtifactFiles(t *testing.T) {
 		})
 	}
 	var none []gitignore.Pattern
-	if _, dropped, err := artifactFiles(t.TempDir(), none, nil, nil); err != nil || dropped != 0 {
+	if _, dropped, err := artifactFiles(t.TempDir(), none, nil, nil, nil); err != nil || dropped != 0 {
 		t.Errorf("an empty tree: dropped %d, %v", dropped, err)
 	}
 }
@@ -288,5 +290,44 @@ spec: {interval: 1h, chart: {spec: {chart: x, sourceRef: {kind: HelmRepository, 
 		if _, err := os.Stat(filepath.Join(root, tc.notIn)); err != nil {
 			t.Errorf("%s of the checkout: %v", tc.notIn, err)
 		}
+	}
+}
+
+// TestLoadLeavesGitIgnored: in a Git working tree, what Git ignores is in no artifact (never
+// committed): a decrypted copy of a Secret kept beside its SOPS file does not clash with it in
+// the generated kustomization, and a Kustomization in an ignored file is no root.
+func TestLoadLeavesGitIgnored(t *testing.T) {
+	root := t.TempDir()
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: apps}\nstringData: {password: %s}\n"
+	writeFiles(t, root, map[string]string{
+		".gitignore": "*.dec.yaml\nscratch/\n",
+		"clusters/c/sync.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1h, path: ./clusters/c, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		"clusters/c/creds.yaml":     fmt.Sprintf(secret, "committed"),
+		"clusters/c/creds.dec.yaml": fmt.Sprintf(secret, "local-copy"),
+		"scratch/try.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: scratch, namespace: flux-system}
+spec: {interval: 1h, path: ./scratch, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+	})
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Skipf("git init: %v: %s (the test needs git)", err, out)
+	}
+	tree, err := Load(context.Background(), root, Options{Work: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree.Problems) != 0 {
+		t.Errorf("problems %v, want none: the ignored copy is not built", tree.Problems)
+	}
+	if got := tree.Kustomization("clusters/c", "flux-system", "scratch"); got != nil {
+		t.Errorf("the ignored file's Kustomization is applied")
+	}
+	if tree.Kustomization("clusters/c", "flux-system", "flux-system") == nil {
+		t.Errorf("the bootstrap Kustomization is not applied")
 	}
 }

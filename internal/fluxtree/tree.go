@@ -175,11 +175,13 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 		return nil, err
 	}
 	t := &Tree{Root: root, Revision: o.Revision}
-	scan, err := scanFiles(root, o.Paths)
+	ignored := gitIgnored(root)
+	scan, err := scanFiles(root, o.Paths, ignored)
 	if err != nil {
 		return nil, err
 	}
 	t.git = newGitSources(root, o, scan)
+	t.git.ignored = ignored
 	b := &builder{root: root, opts: o, tree: t, files: scan, git: t.git}
 	roots := b.roots()
 	if len(roots) == 0 {
