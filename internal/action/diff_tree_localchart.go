@@ -11,11 +11,13 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/flux"
 	"github.com/helm-drift/helm-drift/internal/fluxtree"
 )
 
-// localChart digests what the chart of a HelmRelease's spec.chart reads from its tree when its
-// source is a GitRepository of this repository: the chart's directory and those of its
+// localChart digests what the chart of a HelmRelease's spec.chart (or of the HelmChart of the
+// tree its spec.chartRef names) reads from its tree when its source is a GitRepository of this
+// repository: the chart's directory and those of its
 // file:// dependencies, the valuesFiles (paths in the source), and with reconcileStrategy
 // Revision the tree's commit (source-controller makes it the chart version's build metadata).
 // Two trees whose digests differ render the chart differently, though the HelmRelease and
@@ -26,12 +28,21 @@ func localChart(h *fluxtree.HelmRelease, t *fluxtree.Tree) string {
 	c, _ := spec["chart"].(map[string]any)
 	cs, _ := c["spec"].(map[string]any)
 	ref, _ := cs["sourceRef"].(map[string]any)
-	if str(ref, "kind") != "GitRepository" {
-		return ""
-	}
 	ns := str(ref, "namespace")
 	if ns == "" {
 		ns = h.Namespace
+	}
+	if cr, _ := spec["chartRef"].(map[string]any); str(cr, "kind") == "HelmChart" {
+		// A HelmChart of the tree: its spec says the same, its sourceRef in its namespace.
+		if ns = str(cr, "namespace"); ns == "" {
+			ns = h.Namespace
+		}
+		hc := h.Objects[flux.SourceGroup+"/HelmChart/"+ns+"/"+str(cr, "name")]
+		cs, _ = hc["spec"].(map[string]any)
+		ref, _ = cs["sourceRef"].(map[string]any)
+	}
+	if str(ref, "kind") != "GitRepository" {
+		return ""
 	}
 	root, revision, err := t.GitRepository(h, ns, str(ref, "name"))
 	if err != nil {

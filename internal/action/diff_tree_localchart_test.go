@@ -32,6 +32,21 @@ apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: remote, namespace: apps}
 spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository, name: r}}}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmChart
+metadata: {name: shared, namespace: charts}
+spec: {chart: ./charts/app, interval: 1h, sourceRef: {kind: GitRepository, name: flux-system}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: charts}
+spec: {interval: 1h, url: https://example.com/fleet, ref: {branch: main}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: byref, namespace: apps}
+spec: {interval: 1h, chartRef: {kind: HelmChart, name: shared, namespace: charts}}
 `,
 		"charts/app/Chart.yaml":        "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- {name: lib, version: 1.0.0, repository: file://../lib}\n",
 		"charts/app/values.yaml":       "a: 1\n",
@@ -42,7 +57,9 @@ spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository
 		"charts/unrelated/Chart.yaml":  "apiVersion: v2\nname: unrelated\nversion: 1.0.0\n",
 		"charts/unrelated/values.yaml": "b: 1\n",
 	}
-	digests := func(edit map[string]string, revision string) (string, string) {
+	// digests are the HelmReleases' by name: app's (spec.chart), byref's (a HelmChart of the
+	// tree, without reconcileStrategy), remote's (a HelmRepository's).
+	digests := func(edit map[string]string, revision string) map[string]string {
 		t.Helper()
 		all := map[string]string{}
 		for _, m := range []map[string]string{files, edit} {
@@ -51,22 +68,27 @@ spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository
 			}
 		}
 		tree := loadTree(t, all, fluxtree.Options{Revision: revision})
-		if len(tree.HelmReleases) != 2 {
+		if len(tree.HelmReleases) != 3 {
 			t.Fatalf("HelmReleases %d, problems %v", len(tree.HelmReleases), tree.Problems)
 		}
-		return localChart(tree.HelmReleases[0], tree), localChart(tree.HelmReleases[1], tree)
+		out := map[string]string{}
+		for _, h := range tree.HelmReleases {
+			out[h.Name] = localChart(h, tree)
+		}
+		return out
 	}
-	base, remote := digests(nil, "0123456789abcdef")
-	if base == "" || remote != "" {
-		t.Fatalf("digests %q and %q: want one for the chart of the tree, none for the HelmRepository's", base, remote)
+	base := digests(nil, "0123456789abcdef")
+	if base["app"] == "" || base["byref"] == "" || base["remote"] != "" {
+		t.Fatalf("digests %q: want one for the charts of the tree, none for the HelmRepository's", base)
 	}
 	for name, tc := range map[string]struct {
 		edit     map[string]string
 		revision string
-		same     bool
+		same     bool // for app
+		byref    bool // byref's changes too
 	}{
-		"a template":            {edit: map[string]string{"charts/app/templates/cm.yaml": "kind: Secret\n"}},
-		"a file:// dependency":  {edit: map[string]string{"charts/lib/templates/_x.tpl": "{{- define \"x\" }}y{{ end }}\n"}},
+		"a template":            {edit: map[string]string{"charts/app/templates/cm.yaml": "kind: Secret\n"}, byref: true},
+		"a file:// dependency":  {edit: map[string]string{"charts/lib/templates/_x.tpl": "{{- define \"x\" }}y{{ end }}\n"}, byref: true},
 		"a valuesFiles entry":   {edit: map[string]string{"env/prod.yaml": "a: 3\n"}},
 		"the commit (Revision)": {revision: "fedcba9876543210"},
 		"another chart":         {edit: map[string]string{"charts/unrelated/values.yaml": "b: 2\n"}, same: true},
@@ -75,9 +97,12 @@ spec: {interval: 1h, chart: {spec: {chart: app, sourceRef: {kind: HelmRepository
 		if rev == "" {
 			rev = "0123456789abcdef"
 		}
-		got, _ := digests(tc.edit, rev)
-		if (got == base) != tc.same {
-			t.Errorf("%s: digest the same %v, want %v", name, got == base, tc.same)
+		got := digests(tc.edit, rev)
+		if (got["app"] == base["app"]) != tc.same {
+			t.Errorf("%s: app's digest the same %v, want %v", name, got["app"] == base["app"], tc.same)
+		}
+		if (got["byref"] != base["byref"]) != tc.byref {
+			t.Errorf("%s: byref's digest changed %v, want %v", name, got["byref"] != base["byref"], tc.byref)
 		}
 	}
 }

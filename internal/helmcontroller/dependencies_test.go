@@ -90,3 +90,36 @@ func TestAddDependencies(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadChartHelmChartSpec: with FromSpec, a spec.chartRef to a HelmChart with no artifact
+// yet (a tree's) reads the chart its spec asks for, as a spec.chart: here from the
+// repository's GitRepository, its dependencies added.
+func TestLoadChartHelmChartSpec(t *testing.T) {
+	source := t.TempDir()
+	writeFiles(t, source, map[string]string{
+		"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: lib, version: 1.x, repository: 'file://../lib'}\n",
+		"charts/lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 1.2.0\n",
+	})
+	get := &StreamFirst{NoCluster: "not in the test's objects"}
+	get.Add("source.toolkit.fluxcd.io", "HelmChart", "charts", "shared", func() (map[string]any, error) {
+		return map[string]any{"spec": map[string]any{"chart": "./charts/app", "sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"}}}, nil
+	})
+	var asked string
+	o := ChartOptions{Get: get, FromSpec: true, GitRepository: func(ns, name string) (string, string, error) {
+		asked = ns + "/" + name
+		return source, "0123456789abcdef", nil
+	}}
+	hr, err := Decode(map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "byref", "namespace": "apps"},
+		"spec":     map[string]any{"interval": "1h", "chartRef": map[string]any{"kind": "HelmChart", "name": "shared", "namespace": "charts"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _, err := LoadChart(context.Background(), hr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Name() != "app" || len(ch.Dependencies()) != 1 || asked != "charts/fleet" {
+		t.Errorf("chart %s with %d dependencies, GitRepository %s asked; want app with lib, from charts/fleet", ch.Name(), len(ch.Dependencies()), asked)
+	}
+}

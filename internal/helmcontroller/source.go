@@ -3,6 +3,7 @@ package helmcontroller
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -139,6 +140,9 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		if ref.Kind == "OCIRepository" && (o.FromSpec || artifactOf(obj).URL == "") {
 			return o.pullOCIRepository(obj, src)
 		}
+		if ref.Kind == "HelmChart" && o.FromSpec && artifactOf(obj).URL == "" {
+			return o.pullHelmChartSpec(ctx, hr, obj, ns, ref.Name, src)
+		}
 		ch, got, err := o.fromArtifact(ctx, obj, src, ref.Kind == "OCIRepository")
 		if errors.As(err, new(unreachable)) && ref.Kind == "OCIRepository" {
 			// Neither the artifact's URL nor the service proxy answered: the source itself.
@@ -175,6 +179,29 @@ func LoadChart(ctx context.Context, hr *v2.HelmRelease, o ChartOptions) (*chartv
 		return ch, got, err
 	}
 	return nil, Source{}, errors.New("a HelmRelease needs exactly one of spec.chart and spec.chartRef")
+}
+
+// pullHelmChartSpec reads the chart the HelmChart ns/name (obj, as a tree applies it, before
+// source-controller made its artifact) asks for, as pullTemplate reads a HelmRelease's
+// spec.chart: its spec is the same (chart, version, sourceRef in its own namespace,
+// reconcileStrategy, valuesFiles), at generation 1.
+func (o ChartOptions) pullHelmChartSpec(ctx context.Context, hr *v2.HelmRelease, obj map[string]any, ns, name string, src Source) (*chartv2.Chart, Source, error) {
+	data, err := json.Marshal(obj["spec"])
+	if err != nil {
+		return nil, src, err
+	}
+	var tpl v2.HelmChartTemplateSpec
+	if err := json.Unmarshal(data, &tpl); err != nil {
+		return nil, src, fmt.Errorf("HelmChart %s/%s (spec.chartRef): spec: %w", ns, name, err)
+	}
+	tpl.SourceRef.Namespace = ns
+	cp := hr.DeepCopy()
+	cp.Spec.ChartRef, cp.Spec.Chart = nil, &v2.HelmChartTemplate{Spec: tpl}
+	ch, src, err := o.pullTemplate(ctx, cp, src, nil)
+	if err != nil {
+		return nil, src, fmt.Errorf("HelmChart %s/%s (spec.chartRef): %w", ns, name, err)
+	}
+	return ch, src, nil
 }
 
 // artifact is a source's status.artifact.
