@@ -1,0 +1,98 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	v2 "github.com/fluxcd/helm-controller/api/v2"
+
+	"github.com/helm-drift/helm-drift/internal/fluxtree"
+	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+)
+
+// render renders h as helm-controller would, with no cluster (but for the HelmChart of its
+// spec.chart under --live); prev is the same HelmRelease at the base when h is the head's.
+func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool, chartOf *treeChart) (*treeSide, error) {
+	hr, err := helmcontroller.Decode(h.Object)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range hr.Spec.ValuesFrom {
+		if h.Encrypted[v.Kind+"/"+hr.Namespace+"/"+v.Name] {
+			return nil, fmt.Errorf("valuesFrom %s %s/%s is SOPS-encrypted: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", v.Kind, hr.Namespace, v.Name)
+		}
+	}
+	get, co := d.chartOptions(hr, h, prev, t, shared)
+	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender}
+	var src helmcontroller.Source
+	if chartOf != nil {
+		// The chart another side's HelmRelease reads (the base's: source-controller's
+		// artifact of that version), loaded afresh: a render may prune its dependencies.
+		chr, err := helmcontroller.Decode(chartOf.h.Object)
+		if err != nil {
+			return nil, err
+		}
+		_, cco := d.chartOptions(chr, chartOf.h, nil, chartOf.t, shared)
+		if bo.Chart, src, err = helmcontroller.LoadChart(ctx, chr, cco); err != nil {
+			return nil, err
+		}
+		src.From += "; source-controller keeps serving the chart it packaged for this version"
+	}
+	b, err := helmcontroller.Build(ctx, hr, bo)
+	if err != nil {
+		return nil, err
+	}
+	if chartOf != nil {
+		b.Source = src
+	}
+	side := &treeSide{hr: hr, built: b}
+	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
+		return nil, err
+	}
+	if b.Rerender != "" {
+		if side.again, err = objectsOf(b.CRDs + "\n" + b.Rerender); err != nil {
+			return nil, err
+		}
+	}
+	return side, nil
+}
+
+// treeChart names the HelmRelease (and its tree) whose chart a render reads instead of its own.
+type treeChart struct {
+	h *fluxtree.HelmRelease
+	t *fluxtree.Tree
+}
+
+// chartOptions are how the render of hr (h of tree t; prev the base's, for the head) reads its
+// chart and sources: from its tree's objects, the HelmChart helm-controller makes as the base's
+// made it (or the cluster's, with --live), this repository's GitRepositories from t.
+func (d *DiffTree) chartOptions(hr *v2.HelmRelease, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts) (helmcontroller.Getter, helmcontroller.ChartOptions) {
+	get := helmcontroller.Getter(h.Get)
+	if hr.HasChartTemplate() {
+		get = &helmChartGetter{Getter: h.Get, namespace: hr.Spec.Chart.GetNamespace(hr.Namespace), name: hr.GetHelmChartName(),
+			live: d.Live, base: baseHelmChart(prev)}
+	}
+	co := d.Charts
+	co.Get, co.FromSpec, co.Artifacts = get, true, shared
+	co.GitRepository = func(ns, name string) (string, string, error) {
+		return t.GitRepository(h, ns, name)
+	}
+	return get, co
+}
+
+// unservedNotes are the notes of objects in versions Flux no longer serves: one each, or past
+// five, one for all of them, naming the first five (a repository that never moved off
+// v2beta1 would otherwise fill a pull request's comment with them).
+func unservedNotes(unserved []string) []string {
+	if len(unserved) <= 5 {
+		return unserved
+	}
+	var first []string
+	for _, u := range unserved[:5] {
+		what, _, _ := strings.Cut(u, ", which ")
+		first = append(first, what)
+	}
+	return []string{fmt.Sprintf("%d objects are in API versions Flux's current controllers no longer serve (applying them fails there; move them to helm.toolkit.fluxcd.io/v2, kustomize.toolkit.fluxcd.io/v1, source.toolkit.fluxcd.io/v1): %s, and %d more",
+		len(unserved), strings.Join(first, "; "), len(unserved)-5)}
+}
