@@ -82,6 +82,18 @@ func (p *pool) add(o map[string]any) string {
 	return k
 }
 
+// appliesItself says whether the Kustomization obj, written in file (relative to the root; ""
+// when a build produced it), applies that file itself: its spec.path holds it, as flux
+// bootstrap writes the Kustomization of a cluster. Its source is then this repository.
+func appliesItself(obj map[string]any, file string) bool {
+	if file == "" {
+		return false
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	p := cleanRel(str(spec, "path"))
+	return p == "." || strings.HasPrefix(file, p+"/")
+}
+
 // roots are the Kustomizations a walk starts from: each bootstrap Kustomization (its path
 // holds its own file: it applies itself, as flux bootstrap writes it); without one, every
 // Kustomization of the files.
@@ -98,9 +110,7 @@ func (b *builder) roots() []ksRef {
 		}
 		k := ksRef{obj: o.obj, namespace: ns, name: o.name, file: o.file}
 		all = append(all, k)
-		spec, _ := o.obj["spec"].(map[string]any)
-		p := cleanRel(str(spec, "path"))
-		if p == "." || strings.HasPrefix(o.file, p+"/") {
+		if appliesItself(o.obj, o.file) {
 			boot = append(boot, k)
 		}
 	}

@@ -50,7 +50,7 @@ func newGitSources(root string, o Options, files *scanned) *gitSources {
 		}
 		spec, _ := k.obj["spec"].(map[string]any)
 		ref, _ := spec["sourceRef"].(map[string]any)
-		if p := cleanRel(str(spec, "path")); str(ref, "kind") != "GitRepository" || !(p == "." || strings.HasPrefix(k.file, p+"/")) {
+		if str(ref, "kind") != "GitRepository" || !appliesItself(k.obj, k.file) {
 			continue
 		}
 		ns := str(ref, "namespace")

@@ -29,13 +29,8 @@ func (b *builder) source(ctx context.Context, k ksRef, p *pool) (string, error) 
 	case "":
 		return b.root, nil
 	case "GitRepository":
-		boot := false
-		if k.file != "" {
-			rel := cleanRel(str(spec, "path"))
-			boot = rel == "." || strings.HasPrefix(k.file, rel+"/")
-		}
 		repo := b.gitRepository(ns, name, p)
-		if ok, why := b.git.this(ns, name, repo, boot); !ok {
+		if ok, why := b.git.this(ns, name, repo, appliesItself(k.obj, k.file)); !ok {
 			b.tree.Skipped = append(b.tree.Skipped, fmt.Sprintf("Kustomization %s: its source GitRepository %s/%s is not the revision previewed: %s (pass --source %s/%s if it is)", k.id(), ns, name, why, ns, name))
 			return "", nil
 		}
