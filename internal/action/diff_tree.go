@@ -131,13 +131,17 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		if n := moveNote(p, bt, ht); n != "" {
 			res.Notes = append(res.Notes, n)
 		}
-		if p.base != nil && p.head != nil && fingerprint(p.base, bt) == fingerprint(p.head, ht) {
+		if p.base != nil && p.head != nil {
+			bl, hl := localChart(p.base, bt), localChart(p.head, ht)
+			p.chartFiles = bl != hl
+			p.same = fingerprint(p.base, bl) == fingerprint(p.head, hl)
+		}
+		if p.same {
+			// The same inputs render the same: --all renders the head once, to show it renders.
 			res.Unchanged++
 			if !d.All {
 				continue
 			}
-			// The same inputs render the same: --all renders the head once, to show it renders.
-			p.same = true
 		}
 		todo = append(todo, p)
 	}
@@ -174,8 +178,9 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 type treePair struct {
 	key        string
 	base, head *fluxtree.HelmRelease
-	// same: the inputs are the same on both sides (rendered once, under --all).
-	same bool
+	// same: the inputs are the same on both sides (rendered once, under --all); chartFiles:
+	// the files of a chart the trees hold differ (localChart).
+	same, chartFiles bool
 	// kept says why a HelmRelease the head no longer applies stays in the cluster (see kept).
 	kept string
 }
@@ -208,11 +213,11 @@ func pairTrees(base, head *fluxtree.Tree) []treePair {
 }
 
 // fingerprint digests what a HelmRelease's render reads: the HelmRelease, its valuesFrom
-// objects and its chart's source object as its tree applies them, and a chart the tree itself
-// holds (localChart). Equal fingerprints render the same (a chart version range may resolve to
-// a new version on either side alike).
-func fingerprint(h *fluxtree.HelmRelease, t *fluxtree.Tree) string {
-	parts := []any{h.Object, localChart(h, t)}
+// objects and its chart's source object as its tree applies them, and local, the digest of a
+// chart the tree itself holds (localChart). Equal fingerprints render the same (a chart version
+// range may resolve to a new version on either side alike).
+func fingerprint(h *fluxtree.HelmRelease, local string) string {
+	parts := []any{h.Object, local}
 	spec, _ := h.Object["spec"].(map[string]any)
 	ns := h.Namespace
 	for _, ref := range inputsOf(spec, ns) {
@@ -325,7 +330,7 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	if p.same {
 		sides[0] = sides[1]
 	}
-	chartFiles := p.base != nil && p.head != nil && localChart(p.base, bt) != localChart(p.head, ht)
+	chartFiles := p.chartFiles
 	if chartFiles && staleChart(sides[0], sides[1]) {
 		// source-controller keeps serving the base's chart: the head renders with it.
 		again, err := d.render(ctx, p.head, p.base, ht, shared, !p.same, &treeChart{h: p.base, t: bt})
