@@ -23,10 +23,14 @@ import (
 // the constraint; a remote one from its repository's URL (an HTTP index, or oci://), the
 // constraint resolved there through the mirrors and the chart cache, as pullFromRepository
 // reads it. An alias renames it. Without it, the render would leave the subchart out: Helm's SDK
-// renders the dependencies it is given.
+// renders the dependencies it is given. A packaged chart (a .tgz at chartPath) is left as it is,
+// as source-controller leaves it.
 // xref: source-controller internal/helm/chart/dependency_manager.go Build, collectMissing,
 // addLocalDependency, addRemoteDependency; builder_local.go Build (for a directory only).
 func (o ChartOptions) addDependencies(ctx context.Context, ch *chartv2.Chart, sourceDir, chartPath string) error {
+	if fi, err := os.Stat(filepath.Join(sourceDir, filepath.FromSlash(chartPath))); err != nil || !fi.IsDir() {
+		return nil
+	}
 	reqs := ch.Metadata.Dependencies
 	if ch.Lock != nil {
 		reqs = ch.Lock.Dependencies

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -194,15 +193,12 @@ func (o ChartOptions) pullTemplateChart(ctx context.Context, hr *v2.HelmRelease,
 		if err != nil {
 			return nil, src, "", "", fmt.Errorf("spec.chart.spec.sourceRef: %w; helm-drift reads charts of GitRepositories from this one", err)
 		}
-		chartDir := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart)))
-		ch, err = loader4.Load(chartDir)
+		ch, err = loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+tpl.Chart))))
 		if err != nil {
 			return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: chart %s: %w", ns, ref.Name, tpl.Chart, err)
 		}
-		if fi, err := os.Stat(chartDir); err == nil && fi.IsDir() {
-			if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+tpl.Chart)); err != nil {
-				return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: %w", ns, ref.Name, err)
-			}
+		if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+tpl.Chart)); err != nil {
+			return nil, src, "", "", fmt.Errorf("GitRepository %s/%s: %w", ns, ref.Name, err)
 		}
 		src.Revision, src.From = ch.Metadata.Version, "this repository"
 		return ch, src, dir, revision, nil
@@ -326,15 +322,12 @@ func (o ChartOptions) bucketChart(ctx context.Context, chartPath, ns, name strin
 	if !local {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (%s): a chart from a Bucket is read from its HelmChart's artifact once source-controller made it, else from a local copy of the bucket (diff tree: --chart-source %s=DIR)", ns, name, url, url)
 	}
-	chartDir := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+chartPath)))
-	ch, err := loader4.Load(chartDir)
+	ch, err := loader4.Load(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+chartPath))))
 	if err != nil {
 		return nil, src, "", fmt.Errorf("Bucket %s/%s (a copy in %s): chart %s: %w", ns, name, dir, chartPath, err)
 	}
-	if fi, err := os.Stat(chartDir); err == nil && fi.IsDir() {
-		if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+chartPath)); err != nil {
-			return nil, src, "", fmt.Errorf("Bucket %s/%s: %w", ns, name, err)
-		}
+	if err := o.addDependencies(ctx, ch, dir, path.Clean("/"+chartPath)); err != nil {
+		return nil, src, "", fmt.Errorf("Bucket %s/%s: %w", ns, name, err)
 	}
 	src.Revision, src.From = ch.Metadata.Version, "mirror "+dir
 	return ch, src, dir, nil
