@@ -27,15 +27,7 @@ import (
 // whatever was built before it.
 func TestKustomizeBuildSchemaPerBuild(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, text string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, text string) { writeFiles(t, root, map[string]string{rel: text}) }
 	const object = `apiVersion: example.com/v1alpha1
 kind: MyKind
 metadata: {name: app}

@@ -2,8 +2,6 @@ package fluxtree
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -68,15 +66,7 @@ spec:
   values: {replicas: "${REPLICAS}"}
 `,
 	}
-	for name, text := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, root, files)
 	tree, err := Load(context.Background(), root, Options{})
 	if err != nil {
 		t.Fatal(err)
