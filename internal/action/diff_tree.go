@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -122,6 +124,13 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	for _, d := range ht.Decrypted {
 		res.Notes = append(res.Notes, d+": SOPS-encrypted, decrypted with the keys given")
 	}
+	seen := map[string]bool{}
+	for _, n := range append(append([]string{}, ht.Unsubstituted...), bt.Unsubstituted...) {
+		if !seen[n] {
+			seen[n] = true
+			res.Notes = append(res.Notes, n)
+		}
+	}
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
@@ -161,6 +170,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		})
 	}
 	wg.Wait()
+	res.Unmeasured = append(res.Unmeasured, sealedChanges(todo)...)
 	for _, r := range res.Rows {
 		if r.Report == nil {
 			continue
@@ -225,6 +235,13 @@ func fingerprint(h *fluxtree.HelmRelease, local string) string {
 		// then names it as unreadable), not a HelmRelease left unchanged.
 		parts = append(parts, ref, h.Objects[ref], encryptedObject(h, strings.SplitN(ref, "/", 2)[1]))
 	}
+	// A variable substituted as written (its SOPS-encrypted Secret not decrypted) counts by its
+	// ciphertext: its text is the same whatever its value.
+	for _, n := range slices.Sorted(maps.Keys(h.Vars)) {
+		if h.Vars[n].Sealed {
+			parts = append(parts, n, h.Vars[n].Digest)
+		}
+	}
 	data, _ := json.Marshal(parts)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
@@ -286,6 +303,32 @@ func encryptedChanges(pairs []treePair) []string {
 		}
 	}
 	sort.Strings(out)
+	return out
+}
+
+// sealedChanges name, for each HelmRelease compared, the substitution variables its text
+// refers to on both sides that come, at the head, from a SOPS-encrypted Secret this run could
+// not decrypt, and whose ciphertext (or source) changed: its render substituted them as written ("${NAME}") on both sides, so
+// the rows cannot show what their new values change.
+func sealedChanges(todo []treePair) []string {
+	var out []string
+	for _, p := range todo {
+		if p.base == nil || p.head == nil {
+			continue
+		}
+		var names []string
+		var from string
+		for _, n := range slices.Sorted(maps.Keys(p.head.Vars)) {
+			// One the base did not refer to shows as written in the rows.
+			if v, bv := p.head.Vars[n], p.base.Vars[n]; v.Sealed && bv != (fluxtree.Var{}) && v != bv {
+				names, from = append(names, "${"+n+"}"), v.From
+			}
+		}
+		if len(names) > 0 {
+			out = append(out, fmt.Sprintf("HelmRelease %s: %s (%s) changed: its new value is not substituted without the key, so the rows show only the rest of the change; pass --sops-age-key-file or --sops-pgp-key-file to see it",
+				p.head.Namespace+"/"+p.head.Name, limitList(names, 8), from))
+		}
+	}
 	return out
 }
 

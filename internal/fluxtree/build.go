@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
@@ -60,6 +61,8 @@ type builder struct {
 	// namespace/name (the repository's own files are read where they are: builds write
 	// nothing to them).
 	artifacts map[string]string
+	// made are the builds of the walk's Kustomizations, by namespace/name (see make).
+	made map[string]*made
 }
 
 // pool is the objects one context applies.
@@ -82,71 +85,12 @@ func (p *pool) add(o map[string]any) string {
 	return k
 }
 
-// appliesItself says whether the Kustomization obj, written in file (relative to the root; ""
-// when a build produced it), applies that file itself: its spec.path holds it, as flux
-// bootstrap writes the Kustomization of a cluster. Its source is then this repository.
-func appliesItself(obj map[string]any, file string) bool {
-	if file == "" {
-		return false
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	p := cleanRel(str(spec, "path"))
-	return p == "." || strings.HasPrefix(file, p+"/")
-}
-
-// roots are the Kustomizations a walk starts from: each bootstrap Kustomization (its path
-// holds its own file: it applies itself, as flux bootstrap writes it); without one, every
-// Kustomization of the files.
-func (b *builder) roots() []ksRef {
-	var all, boot []ksRef
-	for _, o := range b.files.objects {
-		if o.group != kustomizeGroup || o.kind != "Kustomization" || o.name == "" {
-			// One with no name is no root: the build that reads its file says what is wrong.
-			continue
-		}
-		ns := o.namespace
-		if ns == "" {
-			ns = "default"
-		}
-		k := ksRef{obj: o.obj, namespace: ns, name: o.name, file: o.file}
-		all = append(all, k)
-		if appliesItself(o.obj, o.file) {
-			boot = append(boot, k)
-		}
-	}
-	if len(boot) > 0 {
-		return boot
-	}
-	// No bootstrap Kustomization (flux bootstrap writes it; a repository may leave
-	// gotk-sync.yaml for it to write): each directory holding Kustomizations is the path a
-	// bootstrap would be given, the outermost of nested ones.
-	dirs := map[string]bool{}
-	for _, k := range all {
-		dirs[path.Dir(k.file)] = true
-	}
-	var out []ksRef
-	for d := range dirs {
-		outer := true
-		for e := range dirs {
-			if e != d && (e == "." || strings.HasPrefix(d, e+"/")) {
-				outer = false
-			}
-		}
-		if outer {
-			out = append(out, ksRef{obj: map[string]any{"apiVersion": kustomizeGroup + "/v1", "kind": "Kustomization",
-				"metadata": map[string]any{"name": "flux-system", "namespace": "flux-system"},
-				"spec":     map[string]any{"path": d}}, namespace: "flux-system", name: "flux-system", file: d + "/(bootstrap)"})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].file < out[j].file })
-	return out
-}
-
 // walk builds the Kustomization r and every Kustomization its builds hold, in one context.
 func (b *builder) walk(ctx context.Context, r ksRef) {
 	spec, _ := r.obj["spec"].(map[string]any)
 	context := cleanRel(str(spec, "path"))
 	b.artifacts = nil // an ExternalArtifact's name is a context's own
+	b.made = nil
 	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
 	var hrs []*HelmRelease
 	seen := map[string]bool{}
@@ -219,7 +163,7 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 
 // finish gives the HelmReleases of a context its objects.
 func (b *builder) finish(p *pool, hrs []*HelmRelease) {
-	get := &helmcontroller.StreamFirst{NoCluster: "diff tree reads no cluster: the tree does not apply it"}
+	get := &helmcontroller.StreamFirst{NoCluster: "is not applied by the tree (diff tree reads no cluster): add it to the tree, or make the reference optional"}
 	for k, o := range p.objects {
 		o := o
 		parts := strings.SplitN(k, "/", 4)
@@ -264,52 +208,33 @@ type built struct {
 
 // build builds one Kustomization as kustomize-controller does: its source's files at
 // spec.path, with the kustomization.yaml the Flux generator makes from its spec (in memory), then each
-// object's variables substituted and commonMetadata set. It returns the objects and the
-// substitution variables used (name to origin).
+// object decrypted, its variables substituted and commonMetadata set. It returns the objects
+// and the substitution variables used (name to origin).
 // xref: kustomize-controller internal/controller/kustomization_controller.go build.
 func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) ([]built, map[string]Var, error) {
 	spec, _ := k.obj["spec"].(map[string]any)
-	src, err := b.source(ctx, k, p)
-	if err != nil {
+	m, err := b.make(ctx, k, p)
+	if err != nil || m == nil {
 		return nil, nil, err
 	}
-	if src == "" {
-		return nil, nil, nil
-	}
-	rel := cleanRel(str(spec, "path"))
-	dir := filepath.Join(src, filepath.FromSlash(rel))
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, nil, fmt.Errorf("spec.path %q does not exist in its source: fix the path", str(spec, "path"))
-	}
-	vars, origins, err := b.vars(k, p)
+	// kustomize's builds share global state (its OpenAPI schema, see kustomizeBuild), which
+	// the kind lookups below read too: one build at a time, across trees read at once.
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	vars, origins, digests, err := b.vars(k, p, m)
 	if err != nil {
 		return nil, nil, err
 	}
 	used := map[string]Var{}
 	for n, v := range vars {
-		sum := sha256.Sum256([]byte(v))
-		used[n] = Var{From: origins[n], Digest: hex.EncodeToString(sum[:8])}
+		d, sealed := digests[n]
+		if !sealed {
+			sum := sha256.Sum256([]byte(v))
+			d = hex.EncodeToString(sum[:8])
+		}
+		used[n] = Var{From: origins[n], Digest: d, Sealed: sealed}
 	}
-	u := unstructured.Unstructured{Object: k.obj}
-	manifest, kfile, _, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
-	}
-	decryptedSources, err := b.decryptSources(k, src, dir, manifest)
-	if err != nil {
-		return nil, nil, err
-	}
-	// kustomize's builds share global state (its OpenAPI schema, see kustomizeBuild), which
-	// the kind lookups below read too: one build at a time, across trees read at once. The
-	// generator above reads the files only, as kustomize-controller runs it, outside its lock.
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources, !b.opts.NoRemoteBases)
-	if err != nil {
-		// Named by the repository's paths, not the directory's on this machine.
-		return nil, nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
-	}
-	withVars := u.DeepCopy()
+	withVars := (&unstructured.Unstructured{Object: k.obj}).DeepCopy()
 	if len(vars) > 0 {
 		sv := map[string]any{}
 		for n, v := range vars {
@@ -318,12 +243,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		_ = unstructured.SetNestedMap(withVars.Object, sv, "spec", "postBuild", "substitute")
 	}
 	var out []built
-	for _, r := range res.Resources() {
-		// As kustomize-controller: each object decrypted, then its variables substituted.
-		decrypted, err := b.decrypt(k, r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
-		}
+	for i, r := range m.res.Resources() {
 		refs := referencedVars(spec, r)
 		obj, err := b.substitute(ctx, withVars, spec, r)
 		if err != nil {
@@ -340,11 +260,69 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		}
 		// A Secret of sops-encrypted values (a secretGenerator's sources) that
 		// kustomize-controller would decrypt, and this run cannot: kept aside as encrypted.
-		sealed := !decrypted && sopsDecryption(k) && encryptedValues(obj)
+		sealed := !m.decrypted[i] && sopsDecryption(k) && encryptedValues(obj)
 		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
-			file: originFile(r, rel), decrypted: decrypted, vars: refs, sealed: sealed})
+			file: originFile(r, m.rel), decrypted: m.decrypted[i], vars: refs, sealed: sealed})
 	}
 	return out, used, nil
+}
+
+// made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):
+// what its variables are then substituted in. rel is its spec.path, cleaned.
+type made struct {
+	res       resmap.ResMap
+	decrypted []bool
+	rel       string
+}
+
+// make builds the Kustomization k with kustomize and decrypts its objects, once a walk: a
+// Kustomization whose variables are not all applied yet is built again later (see walk), from
+// the same files. It returns nil when k's source is not this repository.
+func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
+	if m, ok := b.made[k.id()]; ok {
+		return m, nil
+	}
+	spec, _ := k.obj["spec"].(map[string]any)
+	src, err := b.source(ctx, k, p)
+	if err != nil || src == "" {
+		return nil, err
+	}
+	rel := cleanRel(str(spec, "path"))
+	dir := filepath.Join(src, filepath.FromSlash(rel))
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("spec.path %q does not exist in its source: fix the path", str(spec, "path"))
+	}
+	u := unstructured.Unstructured{Object: k.obj}
+	manifest, kfile, _, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
+	}
+	decryptedSources, err := b.decryptSources(k, src, dir, manifest)
+	if err != nil {
+		return nil, err
+	}
+	// The generator above reads the files only, as kustomize-controller runs it, outside
+	// the builds' lock.
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources, !b.opts.NoRemoteBases)
+	if err != nil {
+		// Named by the repository's paths, not the directory's on this machine.
+		return nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
+	}
+	// As kustomize-controller: each object decrypted after the build, before its variables
+	// are read and substituted.
+	m := &made{res: res, rel: rel, decrypted: make([]bool, res.Size())}
+	for i, r := range res.Resources() {
+		if m.decrypted[i], err = b.decrypt(k, r); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+	}
+	if b.made == nil {
+		b.made = map[string]*made{}
+	}
+	b.made[k.id()] = m
+	return m, nil
 }
 
 // substitute runs the post-build variable substitution on one object (none when the
@@ -366,54 +344,6 @@ func (b *builder) substitute(ctx context.Context, withVars *unstructured.Unstruc
 		}
 	}
 	return r.Map()
-}
-
-// vars are a Kustomization's substitution variables: each substituteFrom object's data (in
-// order; a Secret's decoded), then spec.postBuild.substitute over them, as kustomize-controller
-// loads them; and where each came from.
-func (b *builder) vars(k ksRef, p *pool) (map[string]string, map[string]string, error) {
-	spec, _ := k.obj["spec"].(map[string]any)
-	pb, _ := spec["postBuild"].(map[string]any)
-	if pb == nil {
-		return nil, nil, nil
-	}
-	vars, origins := map[string]string{}, map[string]string{}
-	from, _ := pb["substituteFrom"].([]any)
-	for _, f := range from {
-		ref, _ := f.(map[string]any)
-		kind, name := str(ref, "kind"), str(ref, "name")
-		optional, _ := ref["optional"].(bool)
-		id := kind + " " + k.namespace + "/" + name
-		if p.encrypted[kind+"/"+k.namespace+"/"+name] {
-			return nil, nil, fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
-		}
-		o, ok := p.objects[objectKey("", kind, k.namespace, name)]
-		if !ok {
-			if len(b.opts.Vars) > 0 {
-				for n, v := range b.opts.Vars {
-					vars[n], origins[n] = v, "--substitute"
-				}
-				continue
-			}
-			if optional {
-				continue
-			}
-			return nil, nil, &missingVars{ref: id}
-		}
-		data := stringData(o, kind == "Secret")
-		for n, v := range data {
-			vars[n], origins[n] = strings.ReplaceAll(v, "\n", ""), id
-			if kind == "Secret" {
-				p.vars[n] = vars[n]
-			}
-		}
-	}
-	sub, _ := pb["substitute"].(map[string]any)
-	for n, v := range sub {
-		s, _ := v.(string)
-		vars[n], origins[n] = strings.ReplaceAll(s, "\n", ""), "inline"
-	}
-	return vars, origins, nil
 }
 
 // plain reads a tree with no Flux Kustomization: each kustomize directory no other one

@@ -70,7 +70,11 @@ type Tree struct {
 	// longer serve ("HelmRelease apps/web (Kustomization flux-system/apps) is
 	// helm.toolkit.fluxcd.io/v2beta1, ...").
 	Unserved []string
-	git      *gitSources
+	// Unsubstituted are the SOPS-encrypted substituteFrom Secrets this run could not decrypt,
+	// whose variables are left as written ("${NAME}"), one note each.
+	Unsubstituted []string
+	unsubstituted map[string]bool
+	git           *gitSources
 	// contexts are the objects each context (a root Kustomization's path) applies; failed,
 	// the Kustomizations whose build failed, by context and namespace/name.
 	contexts map[string]map[string]map[string]any
@@ -157,6 +161,9 @@ type HelmRelease struct {
 // tell a change without holding a Secret's value).
 type Var struct {
 	From, Digest string
+	// Sealed: its value was not read (a SOPS-encrypted Secret's, no key given); it was
+	// substituted by "${NAME}", and Digest is that of its ciphertext.
+	Sealed bool
 }
 
 // Key identifies a HelmRelease across two trees: its context and namespace/name.
@@ -200,6 +207,7 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	sort.Strings(t.Skipped)
 	sort.Strings(t.Decrypted)
 	sort.Strings(t.Unserved)
+	sort.Strings(t.Unsubstituted)
 	return t, nil
 }
 

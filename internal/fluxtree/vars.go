@@ -1,6 +1,12 @@
 package fluxtree
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/kustomize"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -70,4 +76,126 @@ func (p *pool) valuesFromVars(h *HelmRelease) {
 			h.Vars[n] = v
 		}
 	}
+}
+
+// vars are a Kustomization's substitution variables: each substituteFrom object's data (in
+// order; a Secret's decoded), then spec.postBuild.substitute over them, as kustomize-controller
+// loads them; where each came from; and, for those whose value this run cannot read (a
+// SOPS-encrypted Secret without its key), a digest of the value as written. m is k's own
+// build: a substituteFrom object no other Kustomization of the context applies may be one k
+// applies itself (it then exists in the cluster when k is reconciled, from k's last apply).
+func (b *builder) vars(k ksRef, p *pool, m *made) (vars, origins, digests map[string]string, err error) {
+	spec, _ := k.obj["spec"].(map[string]any)
+	pb, _ := spec["postBuild"].(map[string]any)
+	if pb == nil {
+		return nil, nil, nil, nil
+	}
+	vars, origins, digests = map[string]string{}, map[string]string{}, map[string]string{}
+	from, _ := pb["substituteFrom"].([]any)
+	for _, f := range from {
+		ref, _ := f.(map[string]any)
+		kind, name := str(ref, "kind"), str(ref, "name")
+		optional, _ := ref["optional"].(bool)
+		id := kind + " " + k.namespace + "/" + name
+		o, ok := p.objects[objectKey("", kind, k.namespace, name)]
+		sealed := p.encrypted[kind+"/"+k.namespace+"/"+name]
+		if sealed {
+			o, ok = p.sealed[kind+"/"+k.namespace+"/"+name], true
+		} else if !ok {
+			o, sealed, ok = m.own(k, kind, name)
+		}
+		if !ok {
+			if len(b.opts.Vars) > 0 {
+				for n, v := range b.opts.Vars {
+					vars[n], origins[n] = v, "--substitute"
+				}
+				continue
+			}
+			if optional {
+				continue
+			}
+			return nil, nil, nil, &missingVars{ref: id}
+		}
+		if sealed {
+			if err := b.placeholders(k, o, id, vars, origins, digests); err != nil {
+				return nil, nil, nil, err
+			}
+			continue
+		}
+		for n, v := range stringData(o, kind == "Secret") {
+			vars[n], origins[n] = strings.ReplaceAll(v, "\n", ""), id
+			if kind == "Secret" {
+				p.vars[n] = vars[n]
+			}
+		}
+	}
+	sub, _ := pb["substitute"].(map[string]any)
+	for n, v := range sub {
+		s, _ := v.(string)
+		vars[n], origins[n] = strings.ReplaceAll(s, "\n", ""), "inline"
+	}
+	return vars, origins, digests, nil
+}
+
+// own finds, among the objects of the build m of Kustomization k, the ConfigMap or Secret
+// kind/name in k's namespace, and says whether it stays encrypted in this run.
+func (m *made) own(k ksRef, kind, name string) (map[string]any, bool, bool) {
+	for i, r := range m.res.Resources() {
+		if r.GetKind() != kind || r.GetName() != name || groupOf(r.GetApiVersion()) != "" {
+			continue
+		}
+		if ns := r.GetNamespace(); ns != k.namespace && (ns != "" || k.namespace != "default") {
+			continue
+		}
+		o, err := r.Map()
+		if err != nil {
+			return nil, false, false
+		}
+		sealed := isSOPS(o) || !m.decrypted[i] && sopsDecryption(k) && encryptedValues(o)
+		return o, sealed, true
+	}
+	return nil, false, false
+}
+
+// placeholders sets the variables of o, a substituteFrom Secret or ConfigMap that stays
+// SOPS-encrypted in this run (no key given), to themselves: each key of its data (sops
+// encrypts values, never keys) is substituted by "${KEY}", so the text reads as written where
+// it is used, and a digest of its ciphertext tells that it changed. It refuses an object whose
+// keys it cannot read.
+func (b *builder) placeholders(k ksRef, o map[string]any, id string, vars, origins, digests map[string]string) error {
+	var names []string
+	for _, field := range []string{"data", "stringData"} {
+		data, _ := o[field].(map[string]any)
+		for n, v := range data {
+			if n == "sops_mac" || n == "sops" {
+				continue
+			}
+			s, _ := v.(string)
+			sum := sha256.Sum256([]byte(s))
+			vars[n], origins[n], digests[n] = "${"+n+"}", "SOPS-encrypted "+id+", not decrypted", hex.EncodeToString(sum[:8])
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("postBuild.substituteFrom %s is SOPS-encrypted and no variable name can be read from it: diff tree decrypts it only with its key (--sops-age-key-file or --sops-pgp-key-file) and a Kustomization whose spec.decryption.provider is sops", id)
+	}
+	sort.Strings(names)
+	note := fmt.Sprintf("%s (postBuild.substituteFrom of Kustomization %s): SOPS-encrypted, not decrypted; its variables (%s) are left as written, e.g. ${%s}: pass its key with --sops-age-key-file or --sops-pgp-key-file to substitute them",
+		id, k.id(), limitNames(names, 6), names[0])
+	if b.tree.unsubstituted == nil {
+		b.tree.unsubstituted = map[string]bool{}
+	}
+	if !b.tree.unsubstituted[note] {
+		b.tree.unsubstituted[note] = true
+		b.tree.Unsubstituted = append(b.tree.Unsubstituted, note)
+	}
+	return nil
+}
+
+// limitNames joins up to n names, then says how many more there are.
+func limitNames(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:n], ", ") + fmt.Sprintf(" and %d more", len(names)-n)
 }

@@ -17,8 +17,9 @@ import (
 type StreamFirst struct {
 	// Cluster is asked for what the stream does not hold; nil: nothing is.
 	Cluster Getter
-	// NoCluster ends the NotFound message when Cluster is nil, e.g. "without --cluster,
-	// looked up in the cluster"; empty: the API server's own NotFound.
+	// NoCluster ends the NotFound message, after the object's kind and name, when Cluster is
+	// nil, e.g. "is neither in the stream nor, without --cluster, looked up in the cluster";
+	// empty: the API server's own NotFound.
 	NoCluster string
 
 	objects map[string]func() (map[string]any, error)
@@ -47,7 +48,7 @@ func (s *StreamFirst) Get(ctx context.Context, group, version, kind, namespace, 
 		return s.Cluster.Get(ctx, group, version, kind, namespace, name)
 	case s.NoCluster != "":
 		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
-			Message: fmt.Sprintf("%s %s/%s is neither in the stream nor, %s", kind, namespace, name, s.NoCluster)}}
+			Message: fmt.Sprintf("%s %s/%s %s", kind, namespace, name, s.NoCluster)}}
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
 }

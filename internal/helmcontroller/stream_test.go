@@ -39,7 +39,7 @@ func TestStreamFirst(t *testing.T) {
 	}
 	for _, tc := range []struct{ noCluster, want string }{
 		{"", `configmap "gone" not found`},
-		{"without --cluster, looked up in the cluster", "ConfigMap apps/gone is neither in the stream nor, without --cluster, looked up in the cluster"},
+		{"is neither in the stream nor, without --cluster, looked up in the cluster", "ConfigMap apps/gone is neither in the stream nor, without --cluster, looked up in the cluster"},
 	} {
 		offline := &StreamFirst{NoCluster: tc.noCluster}
 		_, err := offline.Get(ctx, "", "v1", "ConfigMap", "apps", "gone")

@@ -53,7 +53,7 @@ func Check(ctx context.Context, c *owners.Checker, objs []manifest.Object, o Opt
 	if o.Timeout == 0 {
 		o.Timeout = 60 * time.Second
 	}
-	d := &deep{c: c, opts: o, stream: &helmcontroller.StreamFirst{NoCluster: "without --cluster, looked up in the cluster"}}
+	d := &deep{c: c, opts: o, stream: &helmcontroller.StreamFirst{NoCluster: "is neither in the stream nor, without --cluster, looked up in the cluster"}}
 	if o.Cluster != nil {
 		d.stream.Cluster = wrapped{o.Cluster}
 	}
