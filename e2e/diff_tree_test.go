@@ -23,10 +23,11 @@ import (
 )
 
 // treeFiles is the test's Flux repository at one commit: an HTTP Helm repository and an OCI
-// registry as sources, three HelmReleases (web: spec.chart with values from a ConfigMap and a
+// registry as sources, four HelmReleases (web: spec.chart with values from a ConfigMap and a
 // Secret, and the chart's values files webValuesFiles lists; podinfo: the corpus chart by
-// chartRef; other: a second release of webapp).
-func treeFiles(ns, repoURL, registry, webVersion, webValuesFiles, logLevel, password, podinfoReplicas, otherInterval string) map[string]string {
+// chartRef; other: a second release of webapp; kept: a third, of web's chart version, whose
+// upgrades preserve its values).
+func treeFiles(ns, repoURL, registry, webVersion, webValuesFiles, logLevel, password, podinfoReplicas, otherInterval, keptValues string) map[string]string {
 	if webValuesFiles != "" {
 		webValuesFiles = ", valuesFiles: " + webValuesFiles
 	}
@@ -68,6 +69,17 @@ spec:
   upgrade: {disableWait: true}
   values: {replicaCount: %[2]s}
 `, ns, podinfoReplicas),
+		"apps/kept.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: kept, namespace: %[1]s}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: webapp, version: %[2]q, sourceRef: {kind: HelmRepository, name: charts}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true, preserveValues: true}
+  values: %[3]s
+`, ns, webVersion, keptValues),
 		"apps/other.yaml": fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: other, namespace: %[1]s}
@@ -112,8 +124,10 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)
 
 	secretBase, secretHead := hrSecretMarker+"-base", hrSecretMarker+"-head"
-	base := treeFiles(ns, charts, cluster.Registry, "1.0.0", "", "info", secretBase, "1", "1h")
-	head := treeFiles(ns, charts, cluster.Registry, "1.1.0", "[values.yaml, values-prod.yaml]", "debug", secretHead, "2", "2h")
+	// kept: the head leaves its replicas to the chart and sets a log level; with
+	// preserveValues, helm-controller keeps the base's replicas and the base chart's image.
+	base := treeFiles(ns, charts, cluster.Registry, "1.0.0", "", "info", secretBase, "1", "1h", "{replicas: 3, headless: true}")
+	head := treeFiles(ns, charts, cluster.Registry, "1.1.0", "[values.yaml, values-prod.yaml]", "debug", secretHead, "2", "2h", "{headless: true, inlineLogLevel: warn}")
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
@@ -181,8 +195,12 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 			predicted[name] = rowsOf(e.Report)
 		}
 	}
-	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || next["other"] != "nothing" || len(predicted["other"]) != 0 {
-		t.Fatalf("next reconciles %v (other's rows %v), want web and podinfo upgraded, other nothing", next, predicted["other"])
+	if next["web"] != "upgrade" || next["podinfo"] != "upgrade" || next["kept"] != "upgrade" || next["other"] != "nothing" || len(predicted["other"]) != 0 {
+		t.Fatalf("next reconciles %v (other's rows %v), want web, podinfo and kept upgraded, other nothing", next, predicted["other"])
+	}
+	keptRows := strings.Join(predicted["kept"], "\n")
+	if !strings.Contains(keptRows, "env[name=LOG_LEVEL]") || strings.Contains(keptRows, "].image") || strings.Contains(keptRows, "spec.replicas") {
+		t.Errorf("kept (upgrade.preserveValues): want the log level's row alone of its values, the base's replicas and the base chart's image kept: %v", predicted["kept"])
 	}
 	// The values file the head lists is merged as source-controller merges it.
 	if !strings.Contains(strings.Join(predicted["web"], "\n"), "ConfigMap "+ns+"/web-tier ") {
@@ -203,10 +221,10 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	}
 
 	// Reconciled by the real controllers: the base, then the head.
-	for _, f := range []string{"apps/sources.yaml", "apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml"} {
+	for _, f := range []string{"apps/sources.yaml", "apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml", "apps/kept.yaml"} {
 		applyYAML(t, base[f])
 	}
-	for _, name := range []string{"web", "podinfo", "other"} {
+	for _, name := range []string{"web", "podinfo", "other", "kept"} {
 		waitTreeRevision(t, ns, name, 1)
 	}
 	image := "Deployment.apps " + ns + "/web spec.template.spec.containers[name=web].image"
@@ -220,14 +238,15 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		t.Errorf("--live after an edit of the image: %q, want another value (drift the merge overwrites)", got)
 	}
 	before := map[string]string{}
-	for _, name := range []string{"web", "podinfo", "other"} {
+	for _, name := range []string{"web", "podinfo", "other", "kept"} {
 		before[name] = storedRelease(t, ns, name).Manifest
 	}
-	for _, f := range []string{"apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml"} {
+	for _, f := range []string{"apps/web.yaml", "apps/podinfo.yaml", "apps/other.yaml", "apps/kept.yaml"} {
 		applyYAML(t, head[f])
 	}
 	waitTreeRevision(t, ns, "web", 2)
 	waitTreeRevision(t, ns, "podinfo", 2)
+	waitTreeRevision(t, ns, "kept", 2)
 	waitObserved(t, ns, "other")
 	if v := storedRelease(t, ns, "other").Version; v != 1 {
 		t.Errorf("other: revision %d after an interval edit, want 1 (helm-controller does not upgrade)", v)
@@ -237,7 +256,7 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 			t.Errorf("--live after the head: %s holds %q, want the head's value", row, live)
 		}
 	}
-	for _, name := range []string{"web", "podinfo"} {
+	for _, name := range []string{"web", "podinfo", "kept"} {
 		happened := manifestChanges(t, before[name], storedRelease(t, ns, name).Manifest, ns)
 		if strings.Join(predicted[name], "\n") != strings.Join(happened, "\n") {
 			t.Errorf("%s: predicted rows\n  %s\nhelm-controller changed\n  %s", name, strings.Join(predicted[name], "\n  "), strings.Join(happened, "\n  "))

@@ -350,10 +350,12 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	}
 	row := diff.SummaryRow{HelmRelease: h.Namespace + "/" + h.Name, Context: h.Context, Release: "?", Namespace: "?", Next: "?"}
 	// The two sides render at once: a pull request's preview of one HelmRelease waits for
-	// the slower render, not for both.
+	// the slower render, not for both. With upgrade.preserveValues the head's values are
+	// the base's release's too: it renders after the base.
 	var sides [2]*treeSide
 	var errs [2]error
 	var rw sync.WaitGroup
+	reuse := !p.same && p.base != nil && preservesValues(p.head)
 	for i, s := range []struct {
 		hr, prev *fluxtree.HelmRelease // prev: the base's, for the head
 		tree     *fluxtree.Tree
@@ -361,9 +363,26 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		if s.hr == nil || p.same && i == 0 {
 			continue
 		}
-		rw.Go(func() { sides[i], errs[i] = d.render(ctx, s.hr, s.prev, s.tree, shared, i == 1 && !p.same, nil) })
+		if i == 1 && reuse {
+			rw.Wait()
+			if errs[0] == nil {
+				sides[1], errs[1] = d.render(ctx, s.hr, s.prev, s.tree, shared, renderHow{rerender: true, upgrades: sides[0].built.Rendered})
+			}
+			continue
+		}
+		rw.Go(func() {
+			sides[i], errs[i] = d.render(ctx, s.hr, s.prev, s.tree, shared, renderHow{rerender: i == 1 && !p.same})
+		})
 	}
 	rw.Wait()
+	install := false
+	if errs[0] == nil && errs[1] == nil && sides[0] != nil && sides[1] != nil && !p.same &&
+		sides[0].built.Identity == sides[1].built.Identity && targetChange(sides[0], sides[1]) != "" {
+		// helm-controller installs the release afresh (its chart renamed under
+		// chartNameChangeStrategy Reinstall): spec.install's settings, no values reused.
+		install, reuse = true, false
+		sides[1], errs[1] = d.render(ctx, p.head, p.base, ht, shared, renderHow{rerender: true, install: true})
+	}
 	for i, name := range []string{"base", "head"} {
 		if errs[i] != nil {
 			row.Error = fmt.Sprintf("not rendered (%s): %v", name, errs[i])
@@ -376,7 +395,11 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	chartFiles := p.chartFiles
 	if chartFiles && staleChart(sides[0], sides[1]) {
 		// source-controller keeps serving the base's chart: the head renders with it.
-		again, err := d.render(ctx, p.head, p.base, ht, shared, !p.same, &treeChart{h: p.base, t: bt})
+		var upgrades *helmcontroller.Rendered
+		if reuse {
+			upgrades = sides[0].built.Rendered
+		}
+		again, err := d.render(ctx, p.head, p.base, ht, shared, renderHow{rerender: !p.same, chartOf: &treeChart{h: p.base, t: bt}, upgrades: upgrades, install: install})
 		if err != nil {
 			row.Error = fmt.Sprintf("not rendered (head, with the base's chart): %v", err)
 			return row

@@ -13,7 +13,7 @@ import (
 
 // render renders h as helm-controller would, with no cluster (but for the HelmChart of its
 // spec.chart under --live); prev is the same HelmRelease at the base when h is the head's.
-func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, rerender bool, chartOf *treeChart) (*treeSide, error) {
+func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t *fluxtree.Tree, shared *helmcontroller.Artifacts, how renderHow) (*treeSide, error) {
 	hr, err := helmcontroller.Decode(h.Object)
 	if err != nil {
 		return nil, err
@@ -24,9 +24,16 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 		}
 	}
 	get, co := d.chartOptions(hr, h, prev, t, shared)
-	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: rerender}
+	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: how.rerender}
+	if prev != nil && !how.install {
+		// helm-controller upgrades the base's release, unless the head's is another one
+		// (installed afresh; diff tree shows its next reconcile as a reinstall).
+		if base, err := helmcontroller.Decode(prev.Object); err == nil && helmcontroller.IdentityOf(base) == helmcontroller.IdentityOf(hr) {
+			bo.Upgrade, bo.Upgrades = true, how.upgrades
+		}
+	}
 	var src helmcontroller.Source
-	if chartOf != nil {
+	if chartOf := how.chartOf; chartOf != nil {
 		// The chart another side's HelmRelease reads (the base's: source-controller's
 		// artifact of that version), loaded afresh: a render may prune its dependencies.
 		chr, err := helmcontroller.Decode(chartOf.h.Object)
@@ -43,7 +50,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	if err != nil {
 		return nil, err
 	}
-	if chartOf != nil {
+	if how.chartOf != nil {
 		b.Source = src
 	}
 	side := &treeSide{hr: hr, built: b}
@@ -56,6 +63,28 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 		}
 	}
 	return side, nil
+}
+
+// preservesValues says whether h upgrades with spec.upgrade.preserveValues.
+func preservesValues(h *fluxtree.HelmRelease) bool {
+	if h == nil {
+		return false
+	}
+	hr, err := helmcontroller.Decode(h.Object)
+	return err == nil && hr.GetUpgrade().PreserveValues
+}
+
+// renderHow says how render renders one side of a HelmRelease.
+type renderHow struct {
+	// rerender renders the side twice (unstable fields).
+	rerender bool
+	// chartOf, when set, is the HelmRelease whose chart is rendered instead of its own.
+	chartOf *treeChart
+	// upgrades is the base's render, which the head's upgrades with upgrade.preserveValues.
+	upgrades *helmcontroller.Rendered
+	// install: helm-controller installs the head afresh although the release's name,
+	// namespace and storage stay (its chart renamed under chartNameChangeStrategy Reinstall).
+	install bool
 }
 
 // treeChart names the HelmRelease (and its tree) whose chart a render reads instead of its own.

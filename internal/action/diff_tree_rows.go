@@ -88,6 +88,9 @@ func causes(p treePair, base, head *treeSide) []string {
 	if paths := changedPaths("", base.hr.GetValues(), head.hr.GetValues()); len(paths) > 0 {
 		out = append(out, "values: "+limitList(paths, 8)+" (spec.values)")
 	}
+	if head.built.Reused {
+		out = append(out, "upgrade.preserveValues: Helm reuses the base release's values under the head's, and the base chart's defaults in place of the head chart's (--reuse-values)")
+	}
 	for _, ref := range inputsOf(specOf(p.head), p.head.Namespace) {
 		b, h := p.base.Objects[ref], p.head.Objects[ref]
 		if reflect.DeepEqual(b, h) {

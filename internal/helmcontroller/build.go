@@ -8,6 +8,7 @@ import (
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 	action4 "helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	storage4 "helm.sh/helm/v4/pkg/storage"
@@ -41,6 +42,15 @@ type BuildOptions struct {
 	LastKnown bool
 	// Rerender renders a second time what can render differently (Built.Rerender).
 	Rerender bool
+	// Upgrade, without Config, says helm-controller upgrades a release of this HelmRelease
+	// (else it installs one): the render takes spec.upgrade's settings (RenderOptions.Upgrading).
+	// Upgrades, when set, is the render of that release: with spec.upgrade.preserveValues, the
+	// values are Helm's --reuse-values over it, the values over its values and the chart's
+	// defaults replaced by its chart's coalesced with its values (reuseValues in the Helm SDK's
+	// upgrade action). Either way the render is an install's (.Release.IsUpgrade false), as
+	// helm template's.
+	Upgrade  bool
+	Upgrades *Rendered
 }
 
 // Built is a HelmRelease rendered as helm-controller would render it now.
@@ -52,6 +62,9 @@ type Built struct {
 	Rerender string
 	// CRDs are the chart's crds/ (its dependencies' too), as one manifest.
 	CRDs string
+	// Reused says the values are Helm's --reuse-values over BuildOptions.Upgrades
+	// (spec.upgrade.preserveValues).
+	Reused bool
 }
 
 // Build renders hr as helm-controller would: its values (spec.values over valuesFrom), its
@@ -76,6 +89,7 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 	ro := RenderOptions{Config: o.Config, Last: o.Last, LastKnown: o.LastKnown}
 	if o.Config == nil {
 		ro.Offline, ro.LastKnown, ro.Last = true, true, nil
+		ro.Upgrading = o.Upgrade || o.Upgrades != nil
 		if ro.KubeVersion, err = kubeVersion(o.KubeVersion); err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
@@ -83,13 +97,20 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
 	}
+	composed, reused := vals, o.Config == nil && o.Upgrades != nil && hr.GetUpgrade().PreserveValues
+	if reused {
+		if ch, vals, err = reuseValues(ch, vals, o.Upgrades); err != nil {
+			return nil, &BuildError{Stage: StageValues, Err: err}
+		}
+	}
 	again := deepCopyValues(vals) // the SDK may change the map it is given
 	r, err := Render(ctx, hr, ch, vals, ro)
 	if err != nil {
 		return nil, &BuildError{Stage: StageRender, Err: err}
 	}
-	r.Source = src
-	b := &Built{Rendered: r, CRDs: ChartCRDs(ch)}
+	// What helm-controller stores and compares is the values it composed, not the SDK's.
+	r.Source, r.ConfigDigest, r.values = src, ConfigDigest(composed), composed
+	b := &Built{Rendered: r, CRDs: ChartCRDs(ch), Reused: reused}
 	if !o.Rerender {
 		return b, nil
 	}
@@ -108,6 +129,21 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		return nil, &BuildError{Stage: StageRender, Err: err}
 	}
 	return b, nil
+}
+
+// reuseValues is what the Helm SDK's upgrade does with ReuseValues (helm-controller's
+// spec.upgrade.preserveValues): the values vals over the previous release's, and the chart ch
+// with its defaults replaced by the previous chart's coalesced with the previous values. ch
+// is copied, not changed.
+// xref: helm.sh/helm/v4 pkg/action/upgrade.go (*Upgrade).reuseValues.
+func reuseValues(ch *chartv2.Chart, vals map[string]any, prev *Rendered) (*chartv2.Chart, map[string]any, error) {
+	old, err := util.CoalesceValues(prev.Chart, deepCopyValues(prev.values))
+	if err != nil {
+		return nil, nil, fmt.Errorf("upgrade.preserveValues: rebuild the values of chart %s %s: %w", prev.Chart.Name(), prev.Chart.Metadata.Version, err)
+	}
+	c := *ch
+	c.Values = old
+	return &c, util.CoalesceTables(deepCopyValues(vals), deepCopyValues(prev.values)), nil
 }
 
 // The stages of a build, for BuildError.

@@ -43,6 +43,10 @@ type RenderOptions struct {
 	Offline     bool
 	KubeVersion *common.KubeVersion
 	APIVersions []string
+	// Upgrading, offline, says the render stands for an upgrade of the release: the install
+	// action still renders it (.Release.IsUpgrade false, as helm template), with spec.upgrade's
+	// settings (schema validation, hooks, ownership) rather than spec.install's.
+	Upgrading bool
 	// Last, with LastKnown, is the release's last revision as the caller read it (nil: none),
 	// so that Render does not read the storage again.
 	Last      *release4.Release
@@ -110,6 +114,11 @@ func Render(ctx context.Context, hr *v2.HelmRelease, ch *chartv2.Chart, vals map
 		in.DisableHooks = hr.GetInstall().DisableHooks
 		in.DisableOpenAPIValidation = true // see Render
 		in.SkipSchemaValidation = hr.GetInstall().DisableSchemaValidation
+		if o.Offline && o.Upgrading {
+			in.TakeOwnership = !hr.GetUpgrade().DisableTakeOwnership
+			in.DisableHooks = hr.GetUpgrade().DisableHooks
+			in.SkipSchemaValidation = hr.GetUpgrade().DisableSchemaValidation
+		}
 		in.Devel = true
 		in.SkipCRDs = true
 		in.PostRenderer = PostRenderer(hr)
