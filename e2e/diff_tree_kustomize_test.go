@@ -607,6 +607,7 @@ type treeJSON struct {
 		Namespace   string       `json:"namespace"`
 		Report      *diff.Report `json:"report"`
 	} `json:"helmReleases"`
+	Notes []string `json:"notes"`
 }
 
 // sopsFile encrypts one file as the sops CLI does for one age recipient: each value with

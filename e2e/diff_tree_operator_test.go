@@ -74,7 +74,29 @@ spec:
   prune: true
   sourceRef: {kind: GitRepository, name: fleet}
 `, ns),
-		"kubernetes/apps/web/app/kustomization.yaml": fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [helmrelease.yaml]\n", ns),
+		"kubernetes/apps/web/app/kustomization.yaml": fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: %s\nresources: [helmrelease.yaml, pinned.yaml]\n", ns),
+		// pinned's values ConfigMap is created once, never updated (ssa: IfNotPresent): the
+		// pull request's log level is not applied.
+		"kubernetes/apps/web/app/pinned.yaml": fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: pinned-values
+  annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}
+data:
+  values.yaml: "inlineLogLevel: %s"
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: pinned}
+spec:
+  interval: 1h
+  chart:
+    spec: {chart: webapp, version: "1.0.0", sourceRef: {kind: HelmRepository, name: charts}}
+  install: {disableWait: true}
+  upgrade: {disableWait: true}
+  valuesFrom: [{kind: ConfigMap, name: pinned-values}]
+  values: {headless: true}
+`, map[string]string{"1": "info"}[replicas]+map[string]string{"2": "debug"}[replicas]),
 		"kubernetes/apps/web/app/helmrelease.yaml": fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: charts}
@@ -183,6 +205,10 @@ func TestDiffTreePredictsOperatorLayout(t *testing.T) {
 		t.Fatalf("want web alone, upgraded, in cluster-apps' context:\n%s%s", out, errOut)
 	}
 	predicted := rowsOf(doc.HelmReleases[0].Report)
+	pinnedNote := "ConfigMap " + ns + "/pinned-values (Kustomization " + ns + "/web): it is marked kustomize.toolkit.fluxcd.io/ssa: IfNotPresent and the cluster holds it"
+	if !strings.Contains(strings.Join(doc.Notes, "\n"), pinnedNote) {
+		t.Errorf("notes %q: want %q", doc.Notes, pinnedNote)
+	}
 
 	code, out, errOut = preview()
 	want := "could not measure HelmRelease " + ns + "/web: ${ADMIN_PASSWORD} (SOPS-encrypted Secret " + ns + "/cluster-secrets, not decrypted) changed"
@@ -213,6 +239,7 @@ spec: {url: %q, interval: 1h, ref: {branch: main}}
 	waitKustomization(t, ns, "cluster-apps", "")
 	waitKustomization(t, ns, "web", "")
 	waitTreeRevision(t, ns, "web", 1)
+	waitTreeRevision(t, ns, "pinned", 1)
 	before := storedRelease(t, ns, "web").Manifest
 
 	git("merge", "-q", "--ff-only", "pr")
@@ -232,6 +259,13 @@ spec: {url: %q, interval: 1h, ref: {branch: main}}
 		return handled == token && condition(k, "Ready") == "True" && strings.HasSuffix(applied, rev), fmt.Sprintf("handled %q, applied %q, Ready=%s", handled, applied, condition(k, "Ready"))
 	})
 	waitObserved(t, ns, "web")
+	// kustomize-controller left pinned's values as they were: nothing to upgrade, as predicted.
+	if cm, err := cluster.Kube.CoreV1().ConfigMaps(ns).Get(context.Background(), "pinned-values", metav1.GetOptions{}); err != nil || cm.Data["values.yaml"] != "inlineLogLevel: info" {
+		t.Errorf("ConfigMap pinned-values after the merge: %v %v, want the base's log level kept (ssa: IfNotPresent)", cm.Data, err)
+	}
+	if v := storedRelease(t, ns, "pinned").Version; v != 1 {
+		t.Errorf("pinned: revision %d after the merge, want 1 (its values were not applied)", v)
+	}
 	happened := manifestChanges(t, before, storedRelease(t, ns, "web").Manifest, ns)
 	if strings.Join(predicted, "\n") != strings.Join(happened, "\n") {
 		t.Errorf("web: predicted rows\n  %s\nthe controllers changed\n  %s", strings.Join(predicted, "\n  "), strings.Join(happened, "\n  "))

@@ -76,15 +76,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	defer os.RemoveAll(work)
 	// Both sides at once, each read as soon as it is extracted (a working tree at once, a
 	// revision once git archive has written it out); kustomize's builds take turns.
-	type side struct {
-		flag, name string
-		rev        string
-		c          *Checkout
-		t          *fluxtree.Tree
-		problems   []string
-		err        error
-	}
-	sides := [2]*side{{flag: "--base", name: "base", rev: d.Base}, {flag: "--head", name: "head", rev: d.Head}}
+	sides := [2]*treeSideLoad{{flag: "--base", name: "base", rev: d.Base}, {flag: "--head", name: "head", rev: d.Head}}
 	var lw sync.WaitGroup
 	for _, s := range sides {
 		lw.Go(func() {
@@ -92,17 +84,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 				s.err = fmt.Errorf("%s: %w", s.flag, s.err)
 				return
 			}
-			o := d.Tree
-			o.Work, o.RemoteURL, o.Revision = work, s.c.RemoteURL, s.c.Commit
-			t, err := fluxtree.Load(ctx, s.c.Dir, o)
-			if err != nil {
-				s.err = &InputError{Err: fmt.Errorf("%s (%s): %w", s.name, s.c.Name, err)}
-				return
-			}
-			for _, p := range t.Problems {
-				s.problems = append(s.problems, s.name+": "+p.Error())
-			}
-			s.t = t
+			s.err = s.load(ctx, d.Tree, work, nil)
 		})
 	}
 	lw.Wait()
@@ -116,8 +98,16 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 			return nil, s.err
 		}
 	}
+	if sides[0].t.Marked || sides[1].t.Marked {
+		// An object marked to be left as the cluster holds it: the head is read again over
+		// the base, as kustomize-controller applies it over what the base made.
+		if err := sides[1].load(ctx, d.Tree, work, sides[0].t); err != nil {
+			return nil, err
+		}
+	}
 	bt, ht := sides[0].t, sides[1].t
 	res := &TreeResult{Base: sides[0].c.Name, Head: sides[1].c.Name}
+	res.Notes = append(res.Notes, ht.NotApplied...)
 	res.Problems = append(sides[0].problems, sides[1].problems...)
 	res.Notes = append(res.Notes, ht.Skipped...)
 	res.Notes = append(res.Notes, unservedNotes(ht.Unserved)...)

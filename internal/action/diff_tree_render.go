@@ -65,6 +65,32 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	return side, nil
 }
 
+// treeSideLoad is one side of a preview, as read: its checkout and its tree.
+type treeSideLoad struct {
+	flag, name string
+	rev        string
+	c          *Checkout
+	t          *fluxtree.Tree
+	problems   []string
+	err        error
+}
+
+// load reads the side's tree from its checkout with the options o (their Work, RemoteURL and
+// Revision its own), over cluster when set (fluxtree.Options.Cluster).
+func (s *treeSideLoad) load(ctx context.Context, o fluxtree.Options, work string, cluster *fluxtree.Tree) error {
+	o.Work, o.RemoteURL, o.Revision, o.Cluster = work, s.c.RemoteURL, s.c.Commit, cluster
+	t, err := fluxtree.Load(ctx, s.c.Dir, o)
+	if err != nil {
+		return &InputError{Err: fmt.Errorf("%s (%s): %w", s.name, s.c.Name, err)}
+	}
+	s.problems = nil
+	for _, p := range t.Problems {
+		s.problems = append(s.problems, s.name+": "+p.Error())
+	}
+	s.t = t
+	return nil
+}
+
 // preservesValues says whether h upgrades with spec.upgrade.preserveValues.
 func preservesValues(h *fluxtree.HelmRelease) bool {
 	if h == nil {

@@ -67,6 +67,8 @@ type builder struct {
 
 // pool is the objects one context applies.
 type pool struct {
+	// context is the root Kustomization's path (see HelmRelease.Context).
+	context string
 	objects map[string]map[string]any
 	vars    map[string]string
 	// encrypted names the Secrets and ConfigMaps kept aside as SOPS-encrypted
@@ -91,7 +93,7 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 	context := cleanRel(str(spec, "path"))
 	b.artifacts = nil // an ExternalArtifact's name is a context's own
 	b.made = nil
-	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
+	p := &pool{context: context, objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
 	var hrs []*HelmRelease
 	seen := map[string]bool{}
 	queue := []ksRef{r}
@@ -126,6 +128,10 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 		}
 		via := append(append([]string{}, k.via...), k.id())
 		for _, o := range objs {
+			var kept bool
+			if o.obj, kept = b.applied(context, k.id(), o.obj); o.obj == nil {
+				continue // never applied, and not in the cluster
+			}
 			b.served(o.obj, o.group, o.kind, o.namespace, o.name, "Kustomization "+k.id())
 			key := p.add(o.obj)
 			group, kind := o.group, o.kind
@@ -139,8 +145,12 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 					queue = append(queue, child)
 				}
 			case group == helmGroup && kind == "HelmRelease":
-				hrs = append(hrs, &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file,
-					Vars: varsOf(o.vars, vars), kustomizationVars: vars})
+				h := &HelmRelease{Object: o.obj, Namespace: o.namespace, Name: o.name, Context: context, Via: via, File: o.file,
+					Vars: varsOf(o.vars, vars), kustomizationVars: vars}
+				if kept {
+					h.Vars = b.opts.Cluster.varsOf(h.Key()) // the cluster's copy, substituted as it was
+				}
+				hrs = append(hrs, h)
 			case o.decrypted:
 				b.tree.Decrypted = append(b.tree.Decrypted, fmt.Sprintf("%s %s/%s (Kustomization %s)", kind, o.namespace, o.name, k.id()))
 			case group == "" && ((kind == "Secret" || kind == "ConfigMap") && isSOPS(o.obj) || o.sealed):
@@ -400,7 +410,7 @@ func (b *builder) plain() {
 
 // walkPlain builds one kustomize directory of a plain tree as its own context.
 func (b *builder) walkPlain(k ksRef) {
-	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
+	p := &pool{context: k.name, objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
 	objs, _, err := b.build(context.Background(), k, p, k.name)
 	if err != nil {
 		b.tree.Problems = append(b.tree.Problems, Problem{Where: "kustomize directory " + k.name, Err: err})

@@ -40,6 +40,13 @@ type Options struct {
 	// spec.decryption.provider sops builds are decrypted with them, as kustomize-controller
 	// decrypts them with its decryption keys. None: they stay encrypted (never decrypted).
 	SOPS sops.Identities
+	// Cluster, when set, is the tree the cluster was last reconciled from (the base of a
+	// preview): an object this tree applies is read as the cluster will hold it, Cluster's copy
+	// where a marker keeps kustomize-controller from applying it (labelled or annotated
+	// kustomize.toolkit.fluxcd.io/reconcile: disabled or ssa: Ignore, here or in the cluster;
+	// ssa: IfNotPresent here, when the cluster holds it), and none where the cluster holds
+	// none. Nil: every object is taken to be applied as written.
+	Cluster *Tree
 	// NoRemoteBases refuses a kustomization's remote bases (git URLs), as kustomize-controller
 	// run with --no-remote-bases does; by default they are cloned, as it does by default.
 	NoRemoteBases bool
@@ -74,6 +81,13 @@ type Tree struct {
 	// whose variables are left as written ("${NAME}"), one note each.
 	Unsubstituted []string
 	unsubstituted map[string]bool
+	// Marked says an object applied, or its copy in Options.Cluster, carries a marker that can
+	// keep kustomize-controller from applying it: without Options.Cluster, the tree may say
+	// otherwise than the cluster will hold.
+	Marked bool
+	// NotApplied are the objects that marker kept as the cluster holds them although the tree
+	// says otherwise (with Options.Cluster), one note each.
+	NotApplied []string
 	git           *gitSources
 	// contexts are the objects each context (a root Kustomization's path) applies; failed,
 	// the Kustomizations whose build failed, by context and namespace/name.
@@ -208,7 +222,19 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	sort.Strings(t.Decrypted)
 	sort.Strings(t.Unserved)
 	sort.Strings(t.Unsubstituted)
+	sort.Strings(t.NotApplied)
 	return t, nil
+}
+
+// varsOf are the substitution variables of the HelmRelease of key (HelmRelease.Key) in t, nil
+// when t holds none.
+func (t *Tree) varsOf(key string) map[string]Var {
+	for _, h := range t.HelmReleases {
+		if h.Key() == key {
+			return h.Vars
+		}
+	}
+	return nil
 }
 
 // objectKey is how the objects of a context are kept: "group/kind/namespace/name".

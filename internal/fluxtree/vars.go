@@ -102,7 +102,10 @@ func (b *builder) vars(k ksRef, p *pool, m *made) (vars, origins, digests map[st
 		if sealed {
 			o, ok = p.sealed[kind+"/"+k.namespace+"/"+name], true
 		} else if !ok {
-			o, sealed, ok = m.own(k, kind, name)
+			if o, sealed, ok = m.own(k, kind, name); ok && !sealed {
+				o, _ = b.applied(p.context, k.id(), o)
+				ok = o != nil
+			}
 		}
 		if !ok {
 			if len(b.opts.Vars) > 0 {
