@@ -88,7 +88,7 @@ type Tree struct {
 	// NotApplied are the objects that marker kept as the cluster holds them although the tree
 	// says otherwise (with Options.Cluster), one note each.
 	NotApplied []string
-	git           *gitSources
+	git        *gitSources
 	// contexts are the objects each context (a root Kustomization's path) applies; failed,
 	// the Kustomizations whose build failed, by context and namespace/name.
 	contexts map[string]map[string]map[string]any
