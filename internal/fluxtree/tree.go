@@ -195,8 +195,11 @@ func Load(ctx context.Context, root string, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{Root: root, Revision: o.Revision}
 	ignored := gitIgnored(root)
+	if root, err = kustomizableRoot(root, o.Work, ignored); err != nil {
+		return nil, err
+	}
+	t := &Tree{Root: root, Revision: o.Revision}
 	scan, err := scanFiles(root, o.Paths, ignored)
 	if err != nil {
 		return nil, err
