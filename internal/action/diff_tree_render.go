@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
@@ -24,7 +25,9 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 		}
 	}
 	get, co := d.chartOptions(hr, h, prev, t, shared)
-	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: d.APIVersions, Rerender: how.rerender}
+	// The cluster serves the API versions of the CRDs its tree applies, besides those given.
+	apis := append(slices.Clone(d.APIVersions), t.APIVersions(h.Context)...)
+	bo := helmcontroller.BuildOptions{Get: get, Charts: co, KubeVersion: d.KubeVersion, APIVersions: apis, Rerender: how.rerender}
 	if prev != nil && !how.install {
 		// helm-controller upgrades the base's release, unless the head's is another one
 		// (installed afresh; diff tree shows its next reconcile as a reinstall).

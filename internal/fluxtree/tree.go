@@ -10,8 +10,10 @@ package fluxtree
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,6 +107,33 @@ func (t *Tree) BuildFailed(context, namespace, name string) bool {
 // parent's build and substitutions), nil when the context does not apply it.
 func (t *Tree) Kustomization(context, namespace, name string) map[string]any {
 	return t.contexts[context][objectKey(kustomizeGroup, "Kustomization", namespace, name)]
+}
+
+// APIVersions are the API versions the CustomResourceDefinitions the context applies serve,
+// as Helm's capabilities list those the cluster serves ("group/version" and
+// "group/version/Kind"), sorted: a chart that asks .Capabilities.APIVersions for one sees it,
+// as it does in the cluster once they are applied. CRDs a chart installs are not among them.
+func (t *Tree) APIVersions(context string) []string {
+	set := map[string]bool{}
+	for k, o := range t.contexts[context] {
+		if !strings.HasPrefix(k, "apiextensions.k8s.io/CustomResourceDefinition/") {
+			continue
+		}
+		spec, _ := o["spec"].(map[string]any)
+		names, _ := spec["names"].(map[string]any)
+		group, kind := str(spec, "group"), str(names, "kind")
+		versions, _ := spec["versions"].([]any)
+		for _, v := range versions {
+			m, _ := v.(map[string]any)
+			if name := str(m, "name"); name != "" && group != "" && m["served"] != false {
+				set[group+"/"+name] = true
+				if kind != "" {
+					set[group+"/"+name+"/"+kind] = true
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // GitRepository gives the directory a chart of the GitRepository ns/name (as h's context
