@@ -147,6 +147,8 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	res.Notes = append(res.Notes, encryptedChanges(pairs)...)
 	if d.Live == nil {
 		res.Notes = append(res.Notes, generationNotes(todo)...)
+	} else {
+		res.Notes = append(res.Notes, remoteNotes(todo)...)
 	}
 	res.Rows = make([]diff.SummaryRow, len(todo))
 	var wg sync.WaitGroup
@@ -413,7 +415,8 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 	if p.kept != "" {
 		rep.Prune = nil // the release stays, and so do its objects
 	}
-	if d.Live != nil && sides[1] != nil {
+	if d.Live != nil && sides[1] != nil && sides[1].hr.Spec.KubeConfig == nil {
+		// One installed in another cluster (spec.kubeConfig) is not compared with this one.
 		var baseObjs []manifest.Object
 		if sides[0] != nil {
 			baseObjs = sides[0].objs

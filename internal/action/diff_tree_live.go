@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/go-openapi/jsonpointer"
@@ -201,4 +202,31 @@ func sameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// remoteNotes name the HelmReleases to render whose releases live in another cluster
+// (spec.kubeConfig: helm-controller installs them there), which --live does not read: their
+// rows say nothing of what a cluster holds.
+func remoteNotes(todo []treePair) []string {
+	var out []string
+	for _, p := range todo {
+		if p.head == nil {
+			continue
+		}
+		spec, _ := p.head.Object["spec"].(map[string]any)
+		kc, _ := spec["kubeConfig"].(map[string]any)
+		if kc == nil {
+			continue
+		}
+		ref, _ := kc["secretRef"].(map[string]any)
+		target := "a kubeconfig Secret"
+		if name, _ := ref["name"].(string); name != "" {
+			target = "the kubeconfig of Secret " + p.head.Namespace + "/" + name
+		} else if cr, _ := kc["configMapRef"].(map[string]any); cr != nil {
+			name, _ := cr["name"].(string)
+			target = "the cluster of ConfigMap " + p.head.Namespace + "/" + name
+		}
+		out = append(out, fmt.Sprintf("HelmRelease %s/%s is installed in another cluster (spec.kubeConfig: %s): --live reads only this one, so its rows say nothing of what that cluster holds", p.head.Namespace, p.head.Name, target))
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package action
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/helm-drift/helm-drift/internal/diff"
+	"github.com/helm-drift/helm-drift/internal/fluxtree"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -92,4 +95,87 @@ func (g getterOf) Get(_ context.Context, group, _, kind, _, name string) (map[st
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
 	}
 	return g, nil
+}
+
+// countingCluster is a cluster that holds nothing and counts the reads of objects a release
+// holds (not of the HelmCharts, which live with their HelmReleases).
+type countingCluster struct{ reads int }
+
+func (c *countingCluster) Get(_ context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	if kind != "HelmChart" {
+		c.reads++
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
+}
+
+// TestLiveRemoteRelease: under --live, a HelmRelease installed in another cluster
+// (spec.kubeConfig) is not compared with this one: its rows have no live value, nothing of
+// the cluster is read for them, and a note says why; one of this cluster is compared.
+func TestLiveRemoteRelease(t *testing.T) {
+	hr := func(kubeConfig, replicas string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: apps}
+spec:
+  interval: 1h
+` + kubeConfig + `  chart:
+    spec: {chart: ./chart, sourceRef: {kind: GitRepository, name: fleet, namespace: apps}}
+  values: {replicas: ` + replicas + `}
+`
+	}
+	files := func(kubeConfig, replicas string) map[string]string {
+		return map[string]string{
+			"chart/Chart.yaml":            "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+			"chart/templates/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {replicas: {{ .Values.replicas | quote }}}\n",
+			"clusters/a/flux.yaml":        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet, namespace: apps}\nspec: {url: https://git.example.com/fleet.git, interval: 1h, ref: {branch: main}}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: fleet, namespace: apps}\nspec: {interval: 1h, path: ./clusters/a, prune: true, sourceRef: {kind: GitRepository, name: fleet}}\n",
+			"clusters/a/helmrelease.yaml": hr(kubeConfig, replicas),
+		}
+	}
+	for _, tc := range []struct {
+		name, kubeConfig, note string
+		reads                  bool
+	}{
+		{"this cluster", "", "", true},
+		{"a Secret's kubeconfig", "  kubeConfig: {secretRef: {name: spoke}}\n", "HelmRelease apps/web is installed in another cluster (spec.kubeConfig: the kubeconfig of Secret apps/spoke)", false},
+		{"a ConfigMap's cluster", "  kubeConfig: {configMapRef: {name: spoke}}\n", "HelmRelease apps/web is installed in another cluster (spec.kubeConfig: the cluster of ConfigMap apps/spoke)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := t.TempDir(), t.TempDir()
+			for dir, f := range map[string]map[string]string{base: files(tc.kubeConfig, "1"), head: files(tc.kubeConfig, "2")} {
+				for name, text := range f {
+					p := filepath.Join(dir, filepath.FromSlash(name))
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			cluster := &countingCluster{}
+			d := &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Live: cluster,
+				Tree: fluxtree.Options{Sources: []string{"apps/fleet"}}}
+			res, err := d.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Rows) != 1 || res.Rows[0].Report == nil || len(res.Rows[0].Report.Objects) == 0 {
+				t.Fatalf("want web's report with its rows: %+v %v", res.Rows, res.Problems)
+			}
+			notes := strings.Join(res.Notes, "\n")
+			if tc.note != "" && !strings.Contains(notes, tc.note) || tc.note == "" && strings.Contains(notes, "another cluster") {
+				t.Errorf("notes %q, want %q", notes, tc.note)
+			}
+			if (cluster.reads > 0) != tc.reads {
+				t.Errorf("%d reads of the cluster; want some: %v", cluster.reads, tc.reads)
+			}
+			for _, o := range res.Rows[0].Report.Objects {
+				for _, r := range o.Rows {
+					if (r.Live != "") != tc.reads {
+						t.Errorf("%s %s: live %q", o.Object, r.Path, r.Live)
+					}
+				}
+			}
+		})
+	}
 }
