@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/go-openapi/jsonpointer"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -213,20 +214,28 @@ func remoteNotes(todo []treePair) []string {
 		if p.head == nil {
 			continue
 		}
-		spec, _ := p.head.Object["spec"].(map[string]any)
-		kc, _ := spec["kubeConfig"].(map[string]any)
-		if kc == nil {
+		hr, err := helmcontroller.Decode(p.head.Object)
+		if err != nil {
 			continue
 		}
-		ref, _ := kc["secretRef"].(map[string]any)
-		target := "a kubeconfig Secret"
-		if name, _ := ref["name"].(string); name != "" {
-			target = "the kubeconfig of Secret " + p.head.Namespace + "/" + name
-		} else if cr, _ := kc["configMapRef"].(map[string]any); cr != nil {
-			name, _ := cr["name"].(string)
-			target = "the cluster of ConfigMap " + p.head.Namespace + "/" + name
+		if where := remoteCluster(hr); where != "" {
+			out = append(out, fmt.Sprintf("HelmRelease %s/%s is installed in another cluster (spec.kubeConfig: %s): --live reads only this one, so its rows say nothing of what that cluster holds", p.head.Namespace, p.head.Name, where))
 		}
-		out = append(out, fmt.Sprintf("HelmRelease %s/%s is installed in another cluster (spec.kubeConfig: %s): --live reads only this one, so its rows say nothing of what that cluster holds", p.head.Namespace, p.head.Name, target))
 	}
 	return out
+}
+
+// remoteCluster says where the cluster a HelmRelease is installed in is given when it is
+// another than its own (spec.kubeConfig), "" when it is its own.
+func remoteCluster(hr *v2.HelmRelease) string {
+	kc := hr.Spec.KubeConfig
+	switch {
+	case kc == nil:
+		return ""
+	case kc.ConfigMapRef != nil:
+		return "the cluster of ConfigMap " + hr.Namespace + "/" + kc.ConfigMapRef.Name
+	case kc.SecretRef != nil:
+		return "the kubeconfig of Secret " + hr.Namespace + "/" + kc.SecretRef.Name
+	}
+	return "a kubeconfig"
 }
