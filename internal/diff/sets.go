@@ -3,9 +3,11 @@ package diff
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
@@ -106,6 +108,12 @@ func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 					Redacted: dv.Redacted, Inert: dv.Inert, ChartBytes: dv.ChartSize, ClusterBytes: dv.ClusterSize,
 					Resolved: true, Why: "the head changes it", Moved: MovedChart})
 			}
+			if len(ob.Rows) > 0 {
+				refuseUpdate(&ob, b, h, id)
+			}
+		}
+		if ob.Refusal != nil {
+			rep.WillFail++
 		}
 		rep.Compared += ob.Compared
 		for _, r := range ob.Rows {
@@ -135,6 +143,41 @@ func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 	sort.SliceStable(rep.Objects, func(i, j int) bool { return rep.Objects[i].Object < rep.Objects[j].Object })
 	sort.Slice(rep.Prune, func(i, j int) bool { return rep.Prune[i].Object < rep.Prune[j].Object })
 	return rep, nil
+}
+
+// refuseUpdate runs, offline, the API server's update validation of head's object written over
+// base's (defaulting.ValidateUpdate: the kinds whose fields an update may not change), as the
+// upgrade from one render to the other writes it: a change the server refuses (a Deployment's
+// selector, a StatefulSet's volumeClaimTemplates, a Job's template) makes the object WILL-FAIL,
+// and the upgrade fails on it.
+func refuseUpdate(ob *Object, base, head manifest.Object, id manifest.Identity) {
+	b, err := base.Decode()
+	if err != nil {
+		return
+	}
+	h, err := head.Decode()
+	if err != nil {
+		return
+	}
+	if id.Namespace != "" {
+		b, h = withNamespace(b, id.Namespace), withNamespace(h, id.Namespace)
+	}
+	refused, known, err := defaulting.ValidateUpdate(applyOver(b, h, head.Kind), b)
+	if !known || err != nil || len(refused) == 0 {
+		return
+	}
+	var fields, says []string
+	for _, r := range refused {
+		if !slices.Contains(fields, r.Field) {
+			fields = append(fields, r.Field)
+		}
+		says = append(says, r.Field+": "+r.Detail)
+	}
+	ob.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
+		Message: strings.Join(says, "; ") + " (offline: the API server's update validation of the head over the base, run here)"}
+	for i := range ob.Rows {
+		ob.Rows[i].Resolved, ob.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+	}
 }
 
 // sameDocument: a and b are written the same (one document, or the same bytes), so they
