@@ -225,9 +225,15 @@ func targetChange(base, head *treeSide) string {
 // merge does not apply it (the HelmRelease's next reconcile says why).
 func markNotApplied(rep *diff.Report) {
 	for i := range rep.Objects {
-		for j := range rep.Objects[i].Rows {
-			r := &rep.Objects[i].Rows[j]
-			if r.Resolved {
+		o := &rep.Objects[i]
+		if o.Refusal != nil {
+			// No upgrade, so nothing for the API server to refuse.
+			o.Refusal = nil
+			rep.WillFail--
+		}
+		for j := range o.Rows {
+			r := &o.Rows[j]
+			if r.Resolved || r.Why == diff.WhyWillFail {
 				r.Resolved, r.Why = false, "helm-controller does not upgrade"
 			}
 		}

@@ -26,11 +26,14 @@ spec:
 	}
 	for _, tc := range []struct {
 		name, selector, replicas string
+		suspend                  bool
 		willFail                 int
 		want                     string
 	}{
-		{"selector", "site", "1", 1, "WILL-FAIL"},
-		{"replicas", "web", "2", 0, "spec.replicas"},
+		{"selector", "site", "1", false, 1, "WILL-FAIL"},
+		{"replicas", "web", "2", false, 0, "spec.replicas"},
+		// The head suspends the HelmRelease: no upgrade, nothing to refuse.
+		{"no upgrade", "site", "1", true, 0, "helm-controller does not upgrade"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			web := "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" +
@@ -48,6 +51,9 @@ spec:
 			head := chart(tc.selector)
 			head["charts/web/Chart.yaml"] = "apiVersion: v2\nname: web\nversion: 1.0.1\n"
 			head["clusters/prod/web.yaml"] = strings.Replace(web, "{replicas: 1}", "{replicas: "+tc.replicas+"}", 1)
+			if tc.suspend {
+				head["clusters/prod/web.yaml"] = strings.Replace(head["clusters/prod/web.yaml"], "  interval: 10m\n", "  interval: 10m\n  suspend: true\n", 1)
+			}
 			writeTree(t, dir, head)
 			code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
 			doc := oneReport(t, out)

@@ -132,7 +132,7 @@ func (m *measure) probe(ctx context.Context, t *target, o *Object, desired map[s
 	if r := refusalOf(err, t.ob.Kind); r != nil {
 		o.Refusal = r
 		for i := range o.Rows {
-			o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+			o.Rows[i].Resolved, o.Rows[i].Why = false, WhyWillFail
 		}
 	}
 	return true
@@ -187,7 +187,7 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	o.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
 		Message: strings.Join(says, "; ") + " (offline: the API server's update validation, run here)"}
 	for i := range o.Rows {
-		o.Rows[i].Resolved, o.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+		o.Rows[i].Resolved, o.Rows[i].Why = false, WhyWillFail
 	}
 }
 

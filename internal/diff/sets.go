@@ -176,9 +176,12 @@ func refuseUpdate(ob *Object, base, head manifest.Object, id manifest.Identity) 
 	ob.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
 		Message: strings.Join(says, "; ") + " (offline: the API server's update validation of the head over the base, run here)"}
 	for i := range ob.Rows {
-		ob.Rows[i].Resolved, ob.Rows[i].Why = false, "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
+		ob.Rows[i].Resolved, ob.Rows[i].Why = false, WhyWillFail
 	}
 }
+
+// WhyWillFail is the Why of the rows of an object the API server refuses (Object.Refusal).
+const WhyWillFail = "the upgrade fails on this object (the API server refuses it: WILL-FAIL)"
 
 // sameDocument: a and b are written the same (one document, or the same bytes), so they
 // normalise the same.
