@@ -93,7 +93,7 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		if ro.KubeVersion, err = kubeVersion(o.KubeVersion); err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
-		ro.APIVersions = o.APIVersions
+		ro.APIVersions = offlineAPIVersions(o.APIVersions)
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
 	}
