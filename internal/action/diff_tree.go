@@ -154,14 +154,16 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, d.Workers))
 	shared := &helmcontroller.Artifacts{}
+	asks := &capabilityNotes{}
 	for i, p := range todo {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res.Rows[i] = d.compare(ctx, p, bt, ht, shared)
+			res.Rows[i] = d.compare(ctx, p, bt, ht, shared, asks)
 		})
 	}
 	wg.Wait()
+	res.Notes = append(res.Notes, asks.notes()...)
 	res.Unmeasured = append(res.Unmeasured, sealedChanges(todo)...)
 	for _, r := range res.Rows {
 		if r.Report == nil {
@@ -335,7 +337,7 @@ func encryptedObject(h *fluxtree.HelmRelease, id string) any {
 }
 
 // compare renders one HelmRelease on each side and compares the two renders.
-func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tree, shared *helmcontroller.Artifacts) diff.SummaryRow {
+func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tree, shared *helmcontroller.Artifacts, asks *capabilityNotes) diff.SummaryRow {
 	h := p.head
 	if h == nil {
 		h = p.base
@@ -398,6 +400,7 @@ func (d *DiffTree) compare(ctx context.Context, p treePair, bt, ht *fluxtree.Tre
 		}
 		sides[1] = again
 	}
+	asks.add(row.HelmRelease, sides[1])
 	rep, err := compareTreeSides(sides[0], sides[1], d.Views, d.CountUnstable)
 	if err != nil {
 		row.Error = err.Error()
@@ -436,6 +439,9 @@ type treeSide struct {
 	objs  []manifest.Object
 	// again are the objects of a second render of the same inputs (head only).
 	again []manifest.Object
+	// asks are the API versions the chart asks .Capabilities.APIVersions for that the render
+	// did not offer (helmcontroller.UnservedAsks).
+	asks []string
 }
 
 // objectsOf reads a manifest's objects.

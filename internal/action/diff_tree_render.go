@@ -3,8 +3,10 @@ package action
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
 
@@ -56,7 +58,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	if how.chartOf != nil {
 		b.Source = src
 	}
-	side := &treeSide{hr: hr, built: b}
+	side := &treeSide{hr: hr, built: b, asks: helmcontroller.UnservedAsks(b.Chart, apis)}
 	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
 		return nil, err
 	}
@@ -92,6 +94,52 @@ func (s *treeSideLoad) load(ctx context.Context, o fluxtree.Options, work string
 	}
 	s.t = t
 	return nil
+}
+
+// capabilityNotes collects, over a run's renders, the API versions the charts ask
+// .Capabilities.APIVersions for that their renders did not offer (treeSide.asks), by chart.
+type capabilityNotes struct {
+	mu  sync.Mutex
+	by  map[string][]string // "chart version: asks" → HelmReleases
+	ask map[string][]string
+}
+
+// add records the asks of s, a render of HelmRelease hr.
+func (c *capabilityNotes) add(hr string, s *treeSide) {
+	if s == nil || len(s.asks) == 0 {
+		return
+	}
+	md := s.built.Chart.Metadata
+	key := md.Name + " " + md.Version + ": " + strings.Join(s.asks, ", ")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.by == nil {
+		c.by, c.ask = map[string][]string{}, map[string][]string{}
+	}
+	if !slices.Contains(c.by[key], hr) {
+		c.by[key] = append(c.by[key], hr)
+	}
+	c.ask[key] = s.asks
+}
+
+// notes are one note per chart version and its asks, naming its HelmReleases (five, then a
+// count) and the flag that offers them.
+func (c *capabilityNotes) notes() []string {
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(c.by)) {
+		hrs := slices.Sorted(slices.Values(c.by[key]))
+		who := "HelmRelease " + strings.Join(hrs, ", ")
+		if len(hrs) > 5 {
+			who = fmt.Sprintf("HelmReleases %s and %d more", strings.Join(hrs[:5], ", "), len(hrs)-5)
+		} else if len(hrs) > 1 {
+			who = "HelmReleases " + strings.Join(hrs, ", ")
+		}
+		chart, _, _ := strings.Cut(key, ": ")
+		asks := c.ask[key]
+		out = append(out, fmt.Sprintf("%s: chart %s asks .Capabilities.APIVersions for %s, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions %s",
+			who, chart, strings.Join(asks, ", "), strings.Join(asks, " --api-versions ")))
+	}
+	return out
 }
 
 // preservesValues says whether h upgrades with spec.upgrade.preserveValues.

@@ -49,13 +49,15 @@ data: {interval: {{ .Values.interval | quote }}}
 {{- end }}
 `,
 	}
+	const note = "HelmRelease web/web: chart web 1.0.0 asks .Capabilities.APIVersions for monitoring.coreos.com/v1, monitoring.coreos.com/v1/ServiceMonitor, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions monitoring.coreos.com/v1 --api-versions monitoring.coreos.com/v1/ServiceMonitor"
 	for _, tc := range []struct {
 		name    string
 		withCRD bool
 		want    []string
+		note    string
 	}{
-		{"crd", true, []string{"ConfigMap web/web data.interval", "ConfigMap web/web-by-kind data.interval", "ServiceMonitor.monitoring.coreos.com web/web spec.endpoints[0].interval"}},
-		{"none", false, []string{"ConfigMap web/web data.interval"}},
+		{"crd", true, []string{"ConfigMap web/web data.interval", "ConfigMap web/web-by-kind data.interval", "ServiceMonitor.monitoring.coreos.com web/web spec.endpoints[0].interval"}, ""},
+		{"none", false, []string{"ConfigMap web/web data.interval"}, note},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			web := func(interval string) string {
@@ -81,8 +83,12 @@ data: {interval: {{ .Values.interval | quote }}}
 			if code != ExitDrift {
 				t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
 			}
+			doc := oneReport(t, out)
+			if notes := strings.Join(doc.Notes, "\n"); tc.note != "" && !strings.Contains(notes, tc.note) || tc.note == "" && strings.Contains(notes, "asks .Capabilities") {
+				t.Errorf("notes %q, want %q", notes, tc.note)
+			}
 			var rows []string
-			for _, o := range oneReport(t, out).HelmReleases[0].Report.Objects {
+			for _, o := range doc.HelmReleases[0].Report.Objects {
 				for _, r := range o.Rows {
 					rows = append(rows, o.Object+" "+r.Path)
 				}

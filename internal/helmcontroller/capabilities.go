@@ -1,11 +1,14 @@
 package helmcontroller
 
 import (
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -41,4 +44,37 @@ var builtinKinds = sync.OnceValue(func() []string {
 // set: the built-in kinds (builtinKinds), then those given.
 func offlineAPIVersions(given []string) []string {
 	return append(slices.Clone(builtinKinds()), given...)
+}
+
+// asked finds the API versions a template asks .Capabilities.APIVersions.Has for by a literal.
+var asked = regexp.MustCompile(`\.Capabilities\.APIVersions\.Has\s+"([^"]+)"`)
+
+// UnservedAsks are the API versions ch's templates (its dependencies' too) ask
+// .Capabilities.APIVersions.Has for by a literal that a render with no cluster, given the API
+// versions given, does not offer (neither the SDK's default set nor the built-in kinds), sorted:
+// the render answers false where a cluster that serves them answers true.
+func UnservedAsks(ch *chartv2.Chart, given []string) []string {
+	offered := map[string]bool{}
+	for _, v := range common.DefaultVersionSet {
+		offered[v] = true
+	}
+	for _, v := range offlineAPIVersions(given) {
+		offered[v] = true
+	}
+	set := map[string]bool{}
+	var walk func(c *chartv2.Chart)
+	walk = func(c *chartv2.Chart) {
+		for _, f := range c.Templates {
+			for _, m := range asked.FindAllSubmatch(f.Data, -1) {
+				if v := string(m[1]); !offered[v] {
+					set[v] = true
+				}
+			}
+		}
+		for _, d := range c.Dependencies() {
+			walk(d)
+		}
+	}
+	walk(ch)
+	return slices.Sorted(maps.Keys(set))
 }

@@ -61,3 +61,24 @@ func TestBuildOfflineKinds(t *testing.T) {
 		t.Errorf("traefik's PodDisruptionBudget, offline, is not policy/v1: %q", b.Manifest[max(0, i-60):max(0, i)+30])
 	}
 }
+
+// TestUnservedAsks: of what the corpus's traefik asks .Capabilities.APIVersions for, the
+// Prometheus Operator's API is not offered with no cluster unless given; Kubernetes' own
+// PodDisruptionBudget is.
+func TestUnservedAsks(t *testing.T) {
+	corpus, _, ok := testenv.Corpus(t)
+	if !ok {
+		t.Skip("../shared/corpus is absent (a user's clone): the corpus's traefik is not read")
+	}
+	ch, err := loader4.Load(filepath.Join(corpus, "traefik"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asks := UnservedAsks(ch, nil)
+	if !slices.Contains(asks, "monitoring.coreos.com/v1") || slices.Contains(asks, "policy/v1/PodDisruptionBudget") {
+		t.Errorf("traefik's unserved asks %v: want monitoring.coreos.com/v1, not policy/v1/PodDisruptionBudget", asks)
+	}
+	if asks := UnservedAsks(ch, []string{"monitoring.coreos.com/v1"}); slices.Contains(asks, "monitoring.coreos.com/v1") {
+		t.Errorf("given monitoring.coreos.com/v1, still asked: %v", asks)
+	}
+}
