@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -119,6 +120,11 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		"values-prod.yaml": "image: nginx:1.29\ntier: prod\n",
 		"templates/tier.yaml": "{{- with .Values.tier }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ $.Release.Name }}-tier}\n" +
 			"data: {tier: {{ . | quote }}}\n{{- end }}\n",
+		// What the cluster serves, asked by kind as charts ask it: helm-controller's render
+		// (discovery) answers true, helm template's offline set false.
+		"templates/pdb.yaml": "{{- if .Capabilities.APIVersions.Has \"policy/v1/PodDisruptionBudget\" }}\napiVersion: policy/v1\nkind: PodDisruptionBudget\n" +
+			"metadata: {name: {{ .Release.Name }}}\nspec: {minAvailable: 1, selector: {matchLabels: {app: {{ .Release.Name }}}}}\n" +
+			"{{- else }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-no-pdb}\ndata: {pdb: \"not served\"}\n{{- end }}\n",
 	})
 	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
 	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)
@@ -202,17 +208,21 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 	if !strings.Contains(keptRows, "env[name=LOG_LEVEL]") || strings.Contains(keptRows, "].image") || strings.Contains(keptRows, "spec.replicas") {
 		t.Errorf("kept (upgrade.preserveValues): want the log level's row alone of its values, the base's replicas and the base chart's image kept: %v", predicted["kept"])
 	}
+	// The chart asks for the PodDisruptionBudget by kind, and gets the cluster's answer.
+	if !strings.Contains(strings.Join(predicted["web"], "\n"), "PodDisruptionBudget.policy "+ns+"/web (whole object)") {
+		t.Errorf("web: the head's chart renders a PodDisruptionBudget where the cluster serves policy/v1/PodDisruptionBudget, yet the preview does not: %v", predicted["web"])
+	}
 	// The values file the head lists is merged as source-controller merges it.
 	if !strings.Contains(strings.Join(predicted["web"], "\n"), "ConfigMap "+ns+"/web-tier ") {
 		t.Errorf("web: the head's valuesFiles sets a tier, yet the preview renders no ConfigMap web-tier: %v", predicted["web"])
 	}
 	// Before the base is installed: the objects of both sides absent; the one the head adds
 	// absent as in the base.
-	tier := "ConfigMap " + ns + "/web-tier (whole object)"
+	added := []string{"ConfigMap " + ns + "/web-tier (whole object)", "PodDisruptionBudget.policy " + ns + "/web (whole object)"}
 	l := liveOf(preview(true), "web")
 	for _, row := range predicted["web"] {
 		want := diff.LiveAbsent
-		if row == tier {
+		if slices.Contains(added, row) {
 			want = diff.LiveBase
 		}
 		if l[row] != want {
