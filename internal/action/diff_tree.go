@@ -477,7 +477,7 @@ func compareTreeSides(base, head *treeSide, views, countUnstable bool) (*diff.Re
 		return nil, err
 	}
 	if head != nil && head.again != nil {
-		again, err := diff.CompareSets(head.objs, head.again, diff.SetOptions{Release: o.Release, Namespace: o.Namespace})
+		again, err := diff.CompareSets(head.objs, head.again, diff.SetOptions{Release: o.Release, Namespace: o.Namespace, NoRefusals: true})
 		if err == nil {
 			markUnstable(rep, again, countUnstable)
 		}

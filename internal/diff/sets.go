@@ -27,6 +27,9 @@ type SetOptions struct {
 	Rules []flux.IgnoreRule
 	// Views keeps each object's two sides for the line views.
 	Views bool
+	// NoRefusals leaves out the update validation of the objects the head changes (two
+	// renders of the same side, compared for their unstable fields, are no update).
+	NoRefusals bool
 }
 
 // CompareSets compares two sets of objects with no cluster: base (what is there now: a render
@@ -37,7 +40,8 @@ type SetOptions struct {
 // it), then compared with the same rules as a measurement against the cluster (compareSides):
 // the rows read as every report's, the head as the chart and the base as the other side; an
 // object only the head holds is CHART-ONLY (created), one only the base holds is listed in
-// Prune (deleted). Every row is a change the head brings (Moved chart).
+// Prune (deleted). Every row is a change the head brings (Moved chart). An object the API
+// server would refuse to update from the base to the head is WILL-FAIL (refuseUpdate).
 func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 	all := append(append([]manifest.Object{}, base...), head...)
 	baseNS := o.BaseNamespace
@@ -108,7 +112,7 @@ func CompareSets(base, head []manifest.Object, o SetOptions) (*Report, error) {
 					Redacted: dv.Redacted, Inert: dv.Inert, ChartBytes: dv.ChartSize, ClusterBytes: dv.ClusterSize,
 					Resolved: true, Why: "the head changes it", Moved: MovedChart})
 			}
-			if len(ob.Rows) > 0 {
+			if len(ob.Rows) > 0 && !o.NoRefusals {
 				refuseUpdate(&ob, b, h, id)
 			}
 		}
