@@ -3,6 +3,7 @@ package diff_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -288,5 +289,50 @@ func TestCompareSetsBaseNamespace(t *testing.T) {
 	}
 	if strings.Join(created, ",") != "ConfigMap web/settings" || strings.Join(pruned, ",") != "ConfigMap apps/settings" {
 		t.Errorf("created %v, pruned %v; want ConfigMap web/settings created, apps/settings pruned", created, pruned)
+	}
+}
+
+// TestCompareSetsRefusals: a change the API server refuses on update makes its object
+// WILL-FAIL, the fields named; a change it allows does not; NoRefusals asks nothing.
+func TestCompareSetsRefusals(t *testing.T) {
+	deployment := func(selector string, replicas int) string {
+		return fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: a}\nspec:\n  replicas: %d\n  selector: {matchLabels: {app: %s}}\n"+
+			"  template:\n    metadata: {labels: {app: %s}}\n    spec: {containers: [{name: web, image: nginx}]}\n", replicas, selector, selector)
+	}
+	statefulSet := func(size string) string {
+		return "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: a}\nspec:\n  serviceName: db\n  selector: {matchLabels: {app: db}}\n" +
+			"  template:\n    metadata: {labels: {app: db}}\n    spec: {containers: [{name: db, image: mysql}]}\n" +
+			"  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: " + size + "}}}\n"
+	}
+	for _, tc := range []struct {
+		name, base, head string
+		no               bool
+		field            string // "" when nothing is refused
+	}{
+		{"a Deployment's selector", deployment("web", 1), deployment("site", 1), false, "spec.selector"},
+		{"a Deployment's replicas", deployment("web", 1), deployment("web", 3), false, ""},
+		{"a StatefulSet's claims", statefulSet("1Gi"), statefulSet("2Gi"), false, "spec.volumeClaimTemplates"},
+		{"not asked", deployment("web", 1), deployment("site", 1), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := diff.CompareSets(objectsOf(t, tc.base), objectsOf(t, tc.head), diff.SetOptions{Namespace: "a", NoRefusals: tc.no})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var refused string
+			for _, o := range rep.Objects {
+				if o.Refusal != nil {
+					refused = o.Refusal.Field
+					for _, r := range o.Rows {
+						if r.Resolved || r.Why != diff.WhyWillFail {
+							t.Errorf("row %s of a refused object: resolved %v, %q", r.Path, r.Resolved, r.Why)
+						}
+					}
+				}
+			}
+			if refused != tc.field || rep.WillFail != min(1, len(tc.field)) {
+				t.Errorf("refused %q (willFail %d), want %q", refused, rep.WillFail, tc.field)
+			}
+		})
 	}
 }
