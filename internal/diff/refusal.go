@@ -177,6 +177,12 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 	if err != nil || len(refused) == 0 {
 		return
 	}
+	willFail(o, refused, "the API server's update validation, run here")
+}
+
+// willFail makes o WILL-FAIL on the fields the offline update validation refused (how says
+// what was validated): the upgrade fails on it, so none of its rows is resolved by it.
+func willFail(o *Object, refused []defaulting.Refused, how string) {
 	var fields, says []string
 	for _, r := range refused {
 		if !slices.Contains(fields, r.Field) {
@@ -185,7 +191,7 @@ func (m *measure) validateOffline(ctx context.Context, t *target, tm kyaml.TypeM
 		says = append(says, r.Field+": "+r.Detail)
 	}
 	o.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
-		Message: strings.Join(says, "; ") + " (offline: the API server's update validation, run here)"}
+		Message: strings.Join(says, "; ") + " (offline: " + how + ")"}
 	for i := range o.Rows {
 		o.Rows[i].Resolved, o.Rows[i].Why = false, WhyWillFail
 	}

@@ -3,11 +3,9 @@ package diff
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/compare"
@@ -170,18 +168,7 @@ func refuseUpdate(ob *Object, base, head manifest.Object, id manifest.Identity) 
 	if !known || err != nil || len(refused) == 0 {
 		return
 	}
-	var fields, says []string
-	for _, r := range refused {
-		if !slices.Contains(fields, r.Field) {
-			fields = append(fields, r.Field)
-		}
-		says = append(says, r.Field+": "+r.Detail)
-	}
-	ob.Refusal = &Refusal{Reason: string(metav1.StatusReasonInvalid), Code: 422, Field: strings.Join(fields, ", "),
-		Message: strings.Join(says, "; ") + " (offline: the API server's update validation of the head over the base, run here)"}
-	for i := range ob.Rows {
-		ob.Rows[i].Resolved, ob.Rows[i].Why = false, WhyWillFail
-	}
+	willFail(ob, refused, "the API server's update validation of the head over the base, run here")
 }
 
 // WhyWillFail is the Why of the rows of an object the API server refuses (Object.Refusal).
