@@ -64,6 +64,10 @@ spec:
 			if !strings.Contains(table, tc.want) || tc.willFail == 0 && strings.Contains(table, "WILL-FAIL") {
 				t.Errorf("table: want %q\n%s", tc.want, table)
 			}
+			// The summary says it first: the next reconcile's upgrade fails.
+			if fails := strings.Contains(strings.SplitN(table, "\n", 3)[1], "upgrade (fails: WILL-FAIL)"); fails != (tc.willFail > 0) {
+				t.Errorf("summary: the upgrade marked as failing %v, want %v\n%s", fails, tc.willFail > 0, table)
+			}
 		})
 	}
 }

@@ -28,7 +28,11 @@ func writeSummaryTable(w io.Writer, rows []diff.SummaryRow, clusters []diff.Clus
 	lead := func(r diff.SummaryRow) []string {
 		cells := []string{r.Namespace + "/" + r.Release}
 		if hr {
-			cells = []string{r.HelmRelease, r.Next, r.Namespace + "/" + r.Release}
+			next := r.Next
+			if r.WillFail > 0 && next != "" {
+				next += " (fails: WILL-FAIL)" // the API server refuses an object of it
+			}
+			cells = []string{r.HelmRelease, next, r.Namespace + "/" + r.Release}
 		}
 		if multi {
 			cells = append([]string{r.Context}, cells...)
