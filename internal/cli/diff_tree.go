@@ -65,7 +65,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&d.tree.Head, "head", "", "the revision the change brings: a Git revision or a directory (default: the working tree)")
 	fs.BoolVar(&d.tree.All, "all", false, "render every HelmRelease, not only those whose inputs (the HelmRelease, its values sources, its chart's source, the Kustomization and variables that make it) changed")
 	fs.StringVar(&d.tree.KubeVersion, "kube-version", "", "the Kubernetes version the charts see (.Capabilities.KubeVersion), as helm template takes it (default: the Helm SDK's)")
-	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them; repeatable")
+	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them, beside Kubernetes' own (with their kinds) and those of the CRDs the tree applies; repeatable")
 	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; a Bucket's (https://ENDPOINT/BUCKET) from a local copy of it only; repeatable")
 	fs.StringVar(&d.cache, "chart-cache", "", "the directory charts are kept in between runs, by source, chart and version (default: $XDG_CACHE_HOME/helm-drift/charts, else ~/.cache/helm-drift/charts; off: none)")
 	fs.BoolVar(&d.tree.Tree.NoRemoteBases, "no-remote-bases", false, "refuse a kustomization's remote bases (git URLs), as kustomize-controller run with --no-remote-bases does; by default they are cloned, as it clones them")
