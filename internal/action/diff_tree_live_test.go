@@ -2,8 +2,11 @@ package action
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,5 +180,93 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+// clusterOf is a cluster that holds objects ("Kind/namespace/name") and nothing else.
+type clusterOf map[string]map[string]any
+
+func (c clusterOf) Get(_ context.Context, group, version, kind, namespace, name string) (map[string]any, error) {
+	if o, ok := c[kind+"/"+namespace+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
+}
+
+// TestLiveSubstituteFromCluster: under --live, a postBuild.substituteFrom ConfigMap or Secret
+// the tree does not hold is read from the cluster, as kustomize-controller reads it: the
+// HelmRelease is previewed with its values (the Secret's never shown), the variables named as
+// the cluster's; one the tree holds is the tree's, even where the cluster holds another.
+func TestLiveSubstituteFromCluster(t *testing.T) {
+	const secret = "s3cr3t-from-the-cluster"
+	files := func(replicas string) map[string]string {
+		return map[string]string{
+			"chart/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+			"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {replicas: {{ .Values.replicas | quote }}, site: {{ .Values.site | quote }}, token: {{ .Values.token | quote }}, tier: {{ .Values.tier | quote }}}\n",
+			"clusters/a/flux.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet, namespace: apps}\nspec: {url: https://git.example.com/fleet.git, interval: 1h, ref: {branch: main}}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: fleet, namespace: apps}\nspec: {interval: 1h, path: ./clusters/a, prune: true, sourceRef: {kind: GitRepository, name: fleet}}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: web, namespace: apps}\nspec:\n  interval: 1h\n  path: ./apps\n  prune: true\n  sourceRef: {kind: GitRepository, name: fleet}\n" +
+				"  postBuild:\n    substituteFrom: [{kind: ConfigMap, name: settings}, {kind: Secret, name: secrets}, {kind: ConfigMap, name: tiers}]\n",
+			// tiers is the tree's: the cluster's copy says otherwise, and is not read.
+			"clusters/a/tiers.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tiers, namespace: apps}\ndata: {tier: gold}\n",
+			"apps/hr.yaml": "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: apps}\nspec:\n  interval: 1h\n" +
+				"  chart:\n    spec: {chart: ./chart, sourceRef: {kind: GitRepository, name: fleet, namespace: apps}}\n" +
+				"  values: {replicas: " + replicas + ", site: \"${site}\", token: \"${token}\", tier: \"${tier}\"}\n",
+		}
+	}
+	base, head := t.TempDir(), t.TempDir()
+	for dir, f := range map[string]map[string]string{base: files("1"), head: files("2")} {
+		for name, text := range f {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cluster := clusterOf{
+		"ConfigMap/apps/settings": {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"site": "example.com"}},
+		"Secret/apps/secrets":     {"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(secret))}},
+		"ConfigMap/apps/tiers":    {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"tier": "bronze"}},
+	}
+	d := &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Live: cluster,
+		Tree: fluxtree.Options{Sources: []string{"apps/fleet"}, Outside: cluster}}
+	res, err := d.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Problems) > 0 || len(res.Rows) != 1 || res.Rows[0].Report == nil {
+		t.Fatalf("want web's report, no problem: %+v %v", res.Rows, res.Problems)
+	}
+	rep := res.Rows[0].Report
+	var rows []string
+	for _, o := range rep.Objects {
+		for _, r := range o.Rows {
+			rows = append(rows, o.Object+" "+r.Path)
+		}
+	}
+	if strings.Join(rows, ",") != "ConfigMap apps/web data.replicas" {
+		t.Errorf("rows %v, want the replicas alone (the variables the same on both sides)", rows)
+	}
+	if data, _ := json.Marshal(res); strings.Contains(string(data), secret) {
+		t.Errorf("the preview shows the cluster's Secret's value")
+	}
+	// The head as read: the cluster's site and token, the tree's tier; the variables named.
+	tree, err := fluxtree.Load(context.Background(), head, fluxtree.Options{Sources: []string{"apps/fleet"}, Outside: cluster, Work: t.TempDir()})
+	if err != nil || len(tree.HelmReleases) != 1 {
+		t.Fatalf("%v %v", err, tree)
+	}
+	h := tree.HelmReleases[0]
+	values := h.Object["spec"].(map[string]any)["values"].(map[string]any)
+	if values["site"] != "example.com" || values["token"] != secret || values["tier"] != "gold" {
+		t.Errorf("values %v: want the cluster's site and token, the tree's tier", values)
+	}
+	if from := h.Vars["site"].From; from != "ConfigMap apps/settings (in the cluster)" {
+		t.Errorf("${site} from %q", from)
+	}
+	if !slices.Contains(h.SecretVars, secret) {
+		t.Errorf("the cluster's Secret's value is not withheld: %v", len(h.SecretVars))
 	}
 }

@@ -186,6 +186,7 @@ func (d *diffTreeCmd) run(ctx context.Context, fs *pflag.FlagSet, in io.Reader, 
 			return ExitUnmeasured
 		}
 		d.tree.Live = cl
+		d.tree.Tree.Outside = cl // substituteFrom objects the tree does not hold
 	}
 	res, err := d.tree.Run(ctx)
 	if isInputError(err) {

@@ -35,6 +35,9 @@ type ksRef struct {
 	namespace, name string
 	file            string // the raw file it was written in ("" when a build produced it)
 	via             []string
+	// outside: its substituteFrom objects no Kustomization of its context applies may be read
+	// from the cluster (Options.Outside): set once the others have been built.
+	outside bool
 }
 
 func (k ksRef) id() string { return k.namespace + "/" + k.name }
@@ -114,6 +117,7 @@ func (b *builder) walk(ctx context.Context, r ksRef) {
 			// Its substituteFrom names an object another Kustomization of the context may
 			// apply: built again once the others are.
 			retried[k.id()] = true
+			k.outside = true
 			deferred = append(deferred, k)
 			continue
 		}
@@ -231,7 +235,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 	// the kind lookups below read too: one build at a time, across trees read at once.
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	vars, origins, digests, err := b.vars(k, p, m)
+	vars, origins, digests, err := b.vars(ctx, k, p, m)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -38,6 +38,10 @@ type Options struct {
 	// Vars are substitution variables from outside the repository (a ConfigMap of the
 	// cluster, say): a Kustomization's substituteFrom that the tree does not hold reads them.
 	Vars map[string]string
+	// Outside, when set, is the cluster (diff tree --live): a substituteFrom ConfigMap or
+	// Secret the tree does not hold is read there, as kustomize-controller reads it (before
+	// Vars). Its values are used, never printed.
+	Outside helmcontroller.Getter
 	// SOPS are age identities: the SOPS-encrypted objects a Kustomization with
 	// spec.decryption.provider sops builds are decrypted with them, as kustomize-controller
 	// decrypts them with its decryption keys. None: they stay encrypted (never decrypted).

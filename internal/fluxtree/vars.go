@@ -1,6 +1,7 @@
 package fluxtree
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/kustomize"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/kustomize/api/resource"
 )
 
@@ -84,7 +86,7 @@ func (p *pool) valuesFromVars(h *HelmRelease) {
 // SOPS-encrypted Secret without its key), a digest of the value as written. m is k's own
 // build: a substituteFrom object no other Kustomization of the context applies may be one k
 // applies itself (it then exists in the cluster when k is reconciled, from k's last apply).
-func (b *builder) vars(k ksRef, p *pool, m *made) (vars, origins, digests map[string]string, err error) {
+func (b *builder) vars(ctx context.Context, k ksRef, p *pool, m *made) (vars, origins, digests map[string]string, err error) {
 	spec, _ := k.obj["spec"].(map[string]any)
 	pb, _ := spec["postBuild"].(map[string]any)
 	if pb == nil {
@@ -105,6 +107,16 @@ func (b *builder) vars(k ksRef, p *pool, m *made) (vars, origins, digests map[st
 			if o, sealed, ok = m.own(k, kind, name); ok && !sealed {
 				o, _ = b.applied(p.context, k.id(), o)
 				ok = o != nil
+			}
+		}
+		if !ok && k.outside && b.opts.Outside != nil {
+			// Not in the tree, the context's other Kustomizations built: kustomize-controller
+			// reads it from the cluster, and so does this.
+			switch co, err := b.opts.Outside.Get(ctx, "", "v1", kind, k.namespace, name); {
+			case err == nil:
+				o, ok, id = co, true, id+" (in the cluster)"
+			case !apierrors.IsNotFound(err):
+				return nil, nil, nil, fmt.Errorf("postBuild.substituteFrom %s, not in the tree, read from the cluster: %w", id, err)
 			}
 		}
 		if !ok {
