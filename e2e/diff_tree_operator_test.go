@@ -242,6 +242,54 @@ spec: {url: %q, interval: 1h, ref: {branch: main}}
 	waitTreeRevision(t, ns, "pinned", 1)
 	before := storedRelease(t, ns, "web").Manifest
 
+	// The cluster's variables outside the tree (a repository that leaves them to the
+	// bootstrap): with --live they are read from the cluster, as kustomize-controller reads
+	// them; without, named as missing.
+	outside := filepath.Join(root, "outside")
+	for i, files := range []map[string]string{base, head} {
+		f := map[string]string{}
+		for k, v := range files {
+			f[k] = v
+		}
+		f["kubernetes/apps/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web/ks.yaml]\n"
+		f["kubernetes/apps/web/app/helmrelease.yaml"] = strings.Replace(f["kubernetes/apps/web/app/helmrelease.yaml"], "headless: true", fmt.Sprintf("headless: %v", i == 0), 1)
+		writeFiles(t, outside, f)
+		if i == 0 {
+			for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "commit", "-qm", "base"}} {
+				if out, err := exec.Command("git", append([]string{"-C", outside}, args...)...).CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v: %s", args, err, out)
+				}
+			}
+		}
+	}
+	for _, live := range []bool{true, false} {
+		args := []string{"diff", "tree", "--base", "main", "--kube-version", "v1.34.2", "--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json"}
+		kubeconfig := filepath.Join(t.TempDir(), "none")
+		if live {
+			args, kubeconfig = append(args, "--live"), cluster.Kubeconfig
+		}
+		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), args...)
+		cmd.Dir, cmd.Env = outside, append(os.Environ(), "KUBECONFIG="+kubeconfig, "SOPS_AGE_KEY=", "SOPS_AGE_KEY_FILE=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		text := stdout.String() + stderr.String()
+		if strings.Contains(text, hrSecretMarker) {
+			t.Errorf("diff tree (live %v) prints a value from a Secret", live)
+		}
+		missing := "postBuild.substituteFrom ConfigMap " + ns + "/cluster-settings is not in the tree"
+		switch {
+		case live && (code != 2 || strings.Contains(text, "${REPLICAS}") || strings.Contains(text, "not in the tree")):
+			t.Errorf("--live, the variables in the cluster only: exit %d, want 2, substituted from the cluster\n%s", code, text)
+		case !live && (code != 3 || !strings.Contains(text, missing)):
+			t.Errorf("without --live: exit %d, want 3 and %q\n%s", code, missing, text)
+		}
+	}
+
 	git("merge", "-q", "--ff-only", "pr")
 	rev := headRevision(t, repo)
 	requestReconcile(t, gitRepositories, ns, "fleet")
