@@ -439,9 +439,9 @@ type treeSide struct {
 	objs  []manifest.Object
 	// again are the objects of a second render of the same inputs (head only).
 	again []manifest.Object
-	// asks are the API versions the chart asks .Capabilities.APIVersions for that the render
-	// did not offer (helmcontroller.UnservedAsks).
-	asks []string
+	// apis are the API versions the render offered beside Kubernetes' own (--api-versions,
+	// the tree's CRDs).
+	apis []string
 }
 
 // objectsOf reads a manifest's objects.

@@ -58,7 +58,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	if how.chartOf != nil {
 		b.Source = src
 	}
-	side := &treeSide{hr: hr, built: b, asks: helmcontroller.UnservedAsks(b.Chart, apis)}
+	side := &treeSide{hr: hr, built: b, apis: apis}
 	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
 		return nil, err
 	}
@@ -97,36 +97,46 @@ func (s *treeSideLoad) load(ctx context.Context, o fluxtree.Options, work string
 }
 
 // capabilityNotes collects, over a run's renders, the API versions the charts ask
-// .Capabilities.APIVersions for that their renders did not offer (treeSide.asks), by chart.
+// .Capabilities.APIVersions for that their renders did not offer (helmcontroller.UnservedAsks),
+// by chart version.
 type capabilityNotes struct {
-	mu  sync.Mutex
-	by  map[string][]string // "chart version: asks" → HelmReleases
-	ask map[string][]string
+	mu sync.Mutex
+	by map[capabilityAsk][]string // the HelmReleases
 }
 
-// add records the asks of s, a render of HelmRelease hr.
+// capabilityAsk is a chart version ("name version") and what it asks for that is not offered.
+type capabilityAsk struct{ chart, asks string }
+
+// add records what the chart of s, the head's render of HelmRelease hr, asks for and s did not
+// offer.
 func (c *capabilityNotes) add(hr string, s *treeSide) {
-	if s == nil || len(s.asks) == 0 {
+	if s == nil {
+		return
+	}
+	asks := helmcontroller.UnservedAsks(s.built.Chart, s.apis)
+	if len(asks) == 0 {
 		return
 	}
 	md := s.built.Chart.Metadata
-	key := md.Name + " " + md.Version + ": " + strings.Join(s.asks, ", ")
+	key := capabilityAsk{md.Name + " " + md.Version, strings.Join(asks, ", ")}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
-		c.by, c.ask = map[string][]string{}, map[string][]string{}
+		c.by = map[capabilityAsk][]string{}
 	}
 	if !slices.Contains(c.by[key], hr) {
 		c.by[key] = append(c.by[key], hr)
 	}
-	c.ask[key] = s.asks
 }
 
 // notes are one note per chart version and its asks, naming its HelmReleases (five, then a
 // count) and the flag that offers them.
 func (c *capabilityNotes) notes() []string {
+	keys := slices.SortedFunc(maps.Keys(c.by), func(a, b capabilityAsk) int {
+		return strings.Compare(a.chart+": "+a.asks, b.chart+": "+b.asks)
+	})
 	var out []string
-	for _, key := range slices.Sorted(maps.Keys(c.by)) {
+	for _, key := range keys {
 		hrs := slices.Sorted(slices.Values(c.by[key]))
 		who := "HelmRelease " + strings.Join(hrs, ", ")
 		if len(hrs) > 5 {
@@ -134,10 +144,8 @@ func (c *capabilityNotes) notes() []string {
 		} else if len(hrs) > 1 {
 			who = "HelmReleases " + strings.Join(hrs, ", ")
 		}
-		chart, _, _ := strings.Cut(key, ": ")
-		asks := c.ask[key]
 		out = append(out, fmt.Sprintf("%s: chart %s asks .Capabilities.APIVersions for %s, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions %s",
-			who, chart, strings.Join(asks, ", "), strings.Join(asks, " --api-versions ")))
+			who, key.chart, key.asks, strings.ReplaceAll(key.asks, ", ", " --api-versions ")))
 	}
 	return out
 }
