@@ -11,8 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,10 +290,6 @@ spec:
 func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	t.Parallel() // its own namespace, repository and Helm homes
 	podinfo := corpusPodinfo(t, "kustomize-controller")
-	backend, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatalf("git --exec-path: %v", err)
-	}
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 
@@ -337,11 +331,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 	// branch (the head), whose every change is one a Flux repository's pull request makes.
 	root := t.TempDir()
 	repo := filepath.Join(root, "fleet")
-	gitSrv := httptest.NewServer(&cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	})
-	t.Cleanup(gitSrv.Close)
+	gitSrv := gitServer(t, root)
 	base := fleetFiles(ns, gitSrv.URL+"/fleet", charts, cluster.Registry, fleetSide{
 		replicas: "1", logLevel: "info", adminPassword: hrSecretMarker + "-subst-base",
 		webValues:    "image: nginx:1.27\n",
@@ -356,22 +346,7 @@ func TestDiffTreePredictsKustomizeController(t *testing.T) {
 		podinfoColor: sopsBinary(t, hrSecretMarker+"-color-head", id.Recipient()), podinfoSettings: string(settings), podinfoINI: string(appINI),
 		localGreeting: "hello, world", localReplicas: "2", localvalsReplicas: "3", movedTarget: ns + "-b",
 	})
-	git := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=e2e@example.com", "-c", "user.name=e2e"}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
-	if out, err := exec.Command("git", "init", "-q", "-b", "main", repo).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
-	writeFiles(t, repo, base)
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	git("checkout", "-qb", "pr")
-	writeFiles(t, repo, head)
-	git("commit", "-qam", "the pull request")
-	git("checkout", "-q", "main")
+	git := pullRequest(t, repo, base, head)
 
 	// The preview, with no cluster.
 	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), "diff", "tree", "--base", "main", "--head", "pr",

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,10 +130,6 @@ spec:
 // password is named as unmeasured (exit 3), the replicas still shown.
 func TestDiffTreePredictsOperatorLayout(t *testing.T) {
 	t.Parallel() // its own namespace, repository and Helm homes
-	backend, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatalf("git --exec-path: %v", err)
-	}
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"))
@@ -150,35 +144,21 @@ func TestDiffTreePredictsOperatorLayout(t *testing.T) {
 	}
 	root := t.TempDir()
 	repo := filepath.Join(root, "fleet")
-	gitSrv := httptest.NewServer(&cgi.Handler{
-		Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	})
-	t.Cleanup(gitSrv.Close)
+	gitSrv := gitServer(t, root)
 	basePassword, headPassword := hrSecretMarker+"-operator-base", hrSecretMarker+"-operator-head"
 	base := operatorFiles(ns, charts, "1", sopsSecret(t, ns, "cluster-secrets", "ADMIN_PASSWORD", basePassword, id.Recipient()))
 	head := operatorFiles(ns, charts, "2", sopsSecret(t, ns, "cluster-secrets", "ADMIN_PASSWORD", headPassword, id.Recipient()))
-	git := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=e2e@example.com", "-c", "user.name=e2e"}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
-	if out, err := exec.Command("git", "init", "-q", "-b", "main", repo).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
-	}
-	writeFiles(t, repo, base)
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	git("checkout", "-qb", "pr")
-	writeFiles(t, repo, head)
-	git("commit", "-qam", "the pull request")
-	git("checkout", "-q", "main")
+	git := pullRequest(t, repo, base, head)
 
-	preview := func(args ...string) (int, string, string) {
+	// previewIn previews main against pr in dir, with the kubeconfig given (one of no cluster
+	// when ""); preview in the repository, with no cluster.
+	previewIn := func(dir, kubeconfig string, args ...string) (int, string, string) {
+		if kubeconfig == "" {
+			kubeconfig = filepath.Join(t.TempDir(), "none")
+		}
 		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), append([]string{"diff", "tree", "--base", "main", "--head", "pr",
 			"--kube-version", "v1.34.2", "--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json"}, args...)...)
-		cmd.Dir, cmd.Env = repo, append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "SOPS_AGE_KEY=", "SOPS_AGE_KEY_FILE=")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "KUBECONFIG="+kubeconfig, "SOPS_AGE_KEY=", "SOPS_AGE_KEY_FILE=")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -193,6 +173,7 @@ func TestDiffTreePredictsOperatorLayout(t *testing.T) {
 		}
 		return code, stdout.String(), stderr.String()
 	}
+	preview := func(args ...string) (int, string, string) { return previewIn(repo, "", args...) }
 	code, out, errOut := preview("--sops-age-key-file", keyFile)
 	if code != 2 {
 		t.Fatalf("diff tree with the key: exit %d, want 2\n%s%s", code, out, errOut)
@@ -245,7 +226,7 @@ spec: {url: %q, interval: 1h, ref: {branch: main}}
 	// The cluster's variables outside the tree (a repository that leaves them to the
 	// bootstrap): with --live they are read from the cluster, as kustomize-controller reads
 	// them; without, named as missing.
-	outside := filepath.Join(root, "outside")
+	outside := map[string]map[string]string{}
 	for i, files := range []map[string]string{base, head} {
 		f := map[string]string{}
 		for k, v := range files {
@@ -253,34 +234,18 @@ spec: {url: %q, interval: 1h, ref: {branch: main}}
 		}
 		f["kubernetes/apps/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web/ks.yaml]\n"
 		f["kubernetes/apps/web/app/helmrelease.yaml"] = strings.Replace(f["kubernetes/apps/web/app/helmrelease.yaml"], "headless: true", fmt.Sprintf("headless: %v", i == 0), 1)
-		writeFiles(t, outside, f)
-		if i == 0 {
-			for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "commit", "-qm", "base"}} {
-				if out, err := exec.Command("git", append([]string{"-C", outside}, args...)...).CombinedOutput(); err != nil {
-					t.Fatalf("git %v: %v: %s", args, err, out)
-				}
-			}
-		}
+		outside[[]string{"base", "head"}[i]] = f
 	}
+	outsideRepo := filepath.Join(root, "outside")
+	pullRequest(t, outsideRepo, outside["base"], outside["head"])
 	for _, live := range []bool{true, false} {
-		args := []string{"diff", "tree", "--base", "main", "--kube-version", "v1.34.2", "--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json"}
-		kubeconfig := filepath.Join(t.TempDir(), "none")
+		var args []string
+		kubeconfig := ""
 		if live {
-			args, kubeconfig = append(args, "--live"), cluster.Kubeconfig
+			args, kubeconfig = []string{"--live"}, cluster.Kubeconfig
 		}
-		cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), args...)
-		cmd.Dir, cmd.Env = outside, append(os.Environ(), "KUBECONFIG="+kubeconfig, "SOPS_AGE_KEY=", "SOPS_AGE_KEY_FILE=")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := -1
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		text := stdout.String() + stderr.String()
-		if strings.Contains(text, hrSecretMarker) {
-			t.Errorf("diff tree (live %v) prints a value from a Secret", live)
-		}
+		code, out, errOut := previewIn(outsideRepo, kubeconfig, args...)
+		text := out + errOut
 		missing := "postBuild.substituteFrom ConfigMap " + ns + "/cluster-settings is not in the tree"
 		switch {
 		case live && (code != 2 || strings.Contains(text, "${REPLICAS}") || strings.Contains(text, "not in the tree")):
