@@ -60,24 +60,12 @@ data: {interval: {{ .Values.interval | quote }}}
 		{"none", false, []string{"ConfigMap web/web data.interval"}, note},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			web := func(interval string) string {
-				return "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" +
-					strings.Replace(sopsWeb("{interval: "+interval+"}"), "metadata: {name: web}", "metadata: {name: web, namespace: web}", 1)
-			}
-			files := map[string]string{"clusters/prod/kustomization.yaml": "resources: [flux-system, web.yaml]\n", "clusters/prod/web.yaml": web("30s")}
+			web := func(interval string) string { return namespacedWeb("{interval: "+interval+"}", "") }
+			files := map[string]string{"clusters/prod/web.yaml": web("30s")}
 			if tc.withCRD {
-				files["clusters/prod/kustomization.yaml"] = "resources: [flux-system, crd.yaml, web.yaml]\n"
 				files["clusters/prod/crd.yaml"] = serviceMonitorCRD
 			}
-			for k, v := range treeBase {
-				if strings.HasPrefix(k, "clusters/prod/flux-system/") {
-					files[k] = v
-				}
-			}
-			for k, v := range chart {
-				files[k] = v
-			}
-			dir := gitTree(t, files)
+			dir := gitTree(t, bootstrapped(chart, files))
 			writeTree(t, dir, map[string]string{"clusters/prod/web.yaml": web("15s")})
 			code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
 			if code != ExitDrift {
@@ -144,17 +132,11 @@ spec:
 		{"none", false, ExitUnmeasured, "You have to deploy monitoring.coreos.com/v1 first"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"clusters/prod/kustomization.yaml": "resources: [flux-system, traefik.yaml]\n", "clusters/prod/traefik.yaml": traefik("30s")}
+			files := map[string]string{"clusters/prod/traefik.yaml": traefik("30s")}
 			if tc.withCRD {
-				files["clusters/prod/kustomization.yaml"] = "resources: [flux-system, crd.yaml, traefik.yaml]\n"
 				files["clusters/prod/crd.yaml"] = serviceMonitorCRD
 			}
-			for k, v := range treeBase {
-				if strings.HasPrefix(k, "clusters/prod/flux-system/") {
-					files[k] = v
-				}
-			}
-			dir := gitTree(t, files)
+			dir := gitTree(t, bootstrapped(files))
 			writeTree(t, dir, map[string]string{"clusters/prod/traefik.yaml": traefik("15s")})
 			code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json", "--chart-source", "https://traefik.github.io/charts="+abs)
 			if code != tc.code || !strings.Contains(out+errOut, tc.want) {

@@ -49,20 +49,8 @@ spec:
 		{"reinstalled", "{preserveValues: true, chartNameChangeStrategy: Reinstall}", "site", "reinstall", []string{replicas, greeting, image}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			web := func(values string) string {
-				return strings.Replace(sopsWeb(values), "  interval: 10m\n", "  interval: 10m\n  upgrade: "+tc.upgrade+"\n", 1)
-			}
-			files := map[string]string{}
-			for k, v := range treeBase {
-				if strings.HasPrefix(k, "clusters/prod/flux-system/") {
-					files[k] = v
-				}
-			}
-			for k, v := range chart("web", "1.0.0", "nginx:1.27") {
-				files[k] = v
-			}
-			files["clusters/prod/kustomization.yaml"] = "resources: [flux-system, web.yaml]\n"
-			files["clusters/prod/web.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" + strings.Replace(web("{replicas: 3}"), "metadata: {name: web}", "metadata: {name: web, namespace: web}", 1)
+			files := bootstrapped(chart("web", "1.0.0", "nginx:1.27"),
+				map[string]string{"clusters/prod/web.yaml": namespacedWeb("{replicas: 3}", "  upgrade: "+tc.upgrade+"\n")})
 			dir := gitTree(t, files)
 
 			// The pull request: the chart's next version (another default image), the
@@ -116,21 +104,8 @@ func TestDiffTreeUpgradeSettings(t *testing.T) {
 		{"upgrade does not", "  upgrade: {disableSchemaValidation: true}\n", ExitDrift, "ConfigMap web/web"},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "-"), func(t *testing.T) {
-			web := func(replicas string) string {
-				return "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" +
-					strings.Replace(strings.Replace(sopsWeb("{replicas: "+replicas+"}"), "  interval: 10m\n", "  interval: 10m\n"+tc.settings, 1),
-						"metadata: {name: web}", "metadata: {name: web, namespace: web}", 1)
-			}
-			files := map[string]string{"clusters/prod/kustomization.yaml": "resources: [flux-system, web.yaml]\n", "clusters/prod/web.yaml": web("1")}
-			for k, v := range treeBase {
-				if strings.HasPrefix(k, "clusters/prod/flux-system/") {
-					files[k] = v
-				}
-			}
-			for k, v := range chart {
-				files[k] = v
-			}
-			dir := gitTree(t, files)
+			web := func(replicas string) string { return namespacedWeb("{replicas: "+replicas+"}", tc.settings) }
+			dir := gitTree(t, bootstrapped(chart, map[string]string{"clusters/prod/web.yaml": web("1")}))
 			writeTree(t, dir, map[string]string{"clusters/prod/web.yaml": web("many")})
 			code, out, errOut := runTree(t, dir, "--base", "HEAD")
 			if code != tc.code || !strings.Contains(out+errOut, tc.want) {

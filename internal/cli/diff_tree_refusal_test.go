@@ -36,18 +36,8 @@ spec:
 		{"no upgrade", "site", "1", true, 0, "helm-controller does not upgrade"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			web := "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" +
-				strings.Replace(sopsWeb("{replicas: 1}"), "metadata: {name: web}", "metadata: {name: web, namespace: web}", 1)
-			files := map[string]string{"clusters/prod/kustomization.yaml": "resources: [flux-system, web.yaml]\n", "clusters/prod/web.yaml": web}
-			for k, v := range treeBase {
-				if strings.HasPrefix(k, "clusters/prod/flux-system/") {
-					files[k] = v
-				}
-			}
-			for k, v := range chart("web") {
-				files[k] = v
-			}
-			dir := gitTree(t, files)
+			web := namespacedWeb("{replicas: 1}", "")
+			dir := gitTree(t, bootstrapped(chart("web"), map[string]string{"clusters/prod/web.yaml": web}))
 			head := chart(tc.selector)
 			head["charts/web/Chart.yaml"] = "apiVersion: v2\nname: web\nversion: 1.0.1\n"
 			head["clusters/prod/web.yaml"] = strings.Replace(web, "{replicas: 1}", "{replicas: "+tc.replicas+"}", 1)

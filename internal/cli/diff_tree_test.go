@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -628,6 +629,38 @@ func TestDiffTreeSOPSConfigMap(t *testing.T) {
 
 // sopsWebValues are sopsWeb's values when valuesFrom sets none of them.
 const sopsWebValues = "{replicas: 1, image: nginx:1.27, greeting: hi}"
+
+// bootstrapped is a repository laid out by flux bootstrap (treeBase's flux-system) whose
+// clusters/prod Kustomization applies the files given there, in name order, with the other
+// files (a chart, say) beside them.
+func bootstrapped(files ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range treeBase {
+		if strings.HasPrefix(k, "clusters/prod/flux-system/") {
+			out[k] = v
+		}
+	}
+	resources := []string{"flux-system"}
+	for _, f := range files {
+		for k, v := range f {
+			out[k] = v
+			if name, ok := strings.CutPrefix(k, "clusters/prod/"); ok && !strings.Contains(name, "/") {
+				resources = append(resources, name)
+			}
+		}
+	}
+	slices.Sort(resources[1:])
+	out["clusters/prod/kustomization.yaml"] = "resources: [" + strings.Join(resources, ", ") + "]\n"
+	return out
+}
+
+// namespacedWeb is HelmRelease web (sopsWeb, spec lines extra after its interval) in
+// namespace web, after that Namespace.
+func namespacedWeb(values, extra string) string {
+	return "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\n" +
+		strings.Replace(strings.Replace(sopsWeb(values), "  interval: 10m\n", "  interval: 10m\n"+extra, 1),
+			"metadata: {name: web}", "metadata: {name: web, namespace: web}", 1)
+}
 
 // sopsWeb is HelmRelease web (the chart charts/web from the repository) with spec.values
 // values and the valuesFrom entries given.
