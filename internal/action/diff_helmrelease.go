@@ -246,7 +246,7 @@ func (d *DiffHelmRelease) run(ctx context.Context, cl diff.Cluster, shared *shar
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if where := remoteCluster(hr); where != "" {
+	if where := helmcontroller.RemoteCluster(hr); where != "" {
 		// Its release, its objects and its lookups are in that cluster, not in this one.
 		return nil, fmt.Errorf("%s is installed in another cluster (spec.kubeConfig: %s), whose release and objects diff helmrelease does not read: not compared", name, where)
 	}

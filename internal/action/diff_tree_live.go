@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	v2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/go-openapi/jsonpointer"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -218,24 +217,9 @@ func remoteNotes(todo []treePair) []string {
 		if err != nil {
 			continue
 		}
-		if where := remoteCluster(hr); where != "" {
+		if where := helmcontroller.RemoteCluster(hr); where != "" {
 			out = append(out, fmt.Sprintf("HelmRelease %s/%s is installed in another cluster (spec.kubeConfig: %s): --live reads only this one, so its rows say nothing of what that cluster holds", p.head.Namespace, p.head.Name, where))
 		}
 	}
 	return out
-}
-
-// remoteCluster says where the cluster a HelmRelease is installed in is given when it is
-// another than its own (spec.kubeConfig), "" when it is its own.
-func remoteCluster(hr *v2.HelmRelease) string {
-	kc := hr.Spec.KubeConfig
-	switch {
-	case kc == nil:
-		return ""
-	case kc.ConfigMapRef != nil:
-		return "the cluster of ConfigMap " + hr.Namespace + "/" + kc.ConfigMapRef.Name
-	case kc.SecretRef != nil:
-		return "the kubeconfig of Secret " + hr.Namespace + "/" + kc.SecretRef.Name
-	}
-	return "a kubeconfig"
 }

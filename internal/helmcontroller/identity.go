@@ -37,3 +37,19 @@ type Identity struct {
 func IdentityOf(hr *v2.HelmRelease) Identity {
 	return Identity{Name: flux.ReleaseName(hr.Name, hr.Spec.ReleaseName, hr.Spec.TargetNamespace), Namespace: hr.GetReleaseNamespace(), Storage: hr.GetStorageNamespace()}
 }
+
+// RemoteCluster says where the cluster a HelmRelease is installed in is given when it is
+// another than its own (spec.kubeConfig: helm-controller reads the release and applies its
+// objects there), "" when it is its own.
+func RemoteCluster(hr *v2.HelmRelease) string {
+	kc := hr.Spec.KubeConfig
+	switch {
+	case kc == nil:
+		return ""
+	case kc.ConfigMapRef != nil:
+		return "the cluster of ConfigMap " + hr.Namespace + "/" + kc.ConfigMapRef.Name
+	case kc.SecretRef != nil:
+		return "the kubeconfig of Secret " + hr.Namespace + "/" + kc.SecretRef.Name
+	}
+	return "a kubeconfig"
+}
