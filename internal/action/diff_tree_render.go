@@ -138,11 +138,9 @@ func (c *capabilityNotes) notes() []string {
 	var out []string
 	for _, key := range keys {
 		hrs := slices.Sorted(slices.Values(c.by[key]))
-		who := "HelmRelease " + strings.Join(hrs, ", ")
-		if len(hrs) > 5 {
-			who = fmt.Sprintf("HelmReleases %s and %d more", strings.Join(hrs[:5], ", "), len(hrs)-5)
-		} else if len(hrs) > 1 {
-			who = "HelmReleases " + strings.Join(hrs, ", ")
+		who := "HelmRelease " + hrs[0]
+		if len(hrs) > 1 {
+			who = "HelmReleases " + limitList(hrs, 5)
 		}
 		out = append(out, fmt.Sprintf("%s: chart %s asks .Capabilities.APIVersions for %s, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions %s",
 			who, key.chart, key.asks, strings.ReplaceAll(key.asks, ", ", " --api-versions ")))

@@ -86,7 +86,6 @@ type Tree struct {
 	// Unsubstituted are the SOPS-encrypted substituteFrom Secrets this run could not decrypt,
 	// whose variables are left as written ("${NAME}"), one note each.
 	Unsubstituted []string
-	unsubstituted map[string]bool
 	// Marked says an object applied, or its copy in Options.Cluster, carries a marker that can
 	// keep kustomize-controller from applying it: without Options.Cluster, the tree may say
 	// otherwise than the cluster will hold.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -197,11 +198,7 @@ func (b *builder) placeholders(k ksRef, o map[string]any, id string, vars, origi
 	sort.Strings(names)
 	note := fmt.Sprintf("%s (postBuild.substituteFrom of Kustomization %s): SOPS-encrypted, not decrypted; its variables (%s) are left as written, e.g. ${%s}: pass its key with --sops-age-key-file or --sops-pgp-key-file to substitute them",
 		id, k.id(), limitNames(names, 6), names[0])
-	if b.tree.unsubstituted == nil {
-		b.tree.unsubstituted = map[string]bool{}
-	}
-	if !b.tree.unsubstituted[note] {
-		b.tree.unsubstituted[note] = true
+	if !slices.Contains(b.tree.Unsubstituted, note) { // each Kustomization that reads it
 		b.tree.Unsubstituted = append(b.tree.Unsubstituted, note)
 	}
 	return nil
