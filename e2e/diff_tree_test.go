@@ -125,6 +125,10 @@ func TestDiffTreePredictsHelmController(t *testing.T) {
 		"templates/pdb.yaml": "{{- if .Capabilities.APIVersions.Has \"policy/v1/PodDisruptionBudget\" }}\napiVersion: policy/v1\nkind: PodDisruptionBudget\n" +
 			"metadata: {name: {{ .Release.Name }}}\nspec: {minAvailable: 1, selector: {matchLabels: {app: {{ .Release.Name }}}}}\n" +
 			"{{- else }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}-no-pdb}\ndata: {pdb: \"not served\"}\n{{- end }}\n",
+		// What the cluster no longer serves (since Kubernetes 1.25), asked as older charts ask
+		// it: helm template's fixed set answers true, the cluster false, and so must the preview.
+		"templates/legacy.yaml": "{{- if .Capabilities.APIVersions.Has \"policy/v1beta1\" }}\napiVersion: v1\nkind: ConfigMap\n" +
+			"metadata: {name: {{ .Release.Name }}-legacy}\ndata: {policy: v1beta1}\n{{- end }}\n",
 	})
 	charts := chartRepository(t, h, filepath.Join(repoRoot, "testdata/charts/webapp"), v11)
 	pushChart(t, h, podinfo, "oci://"+cluster.Registry+"/"+ns)

@@ -154,7 +154,7 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, d.Workers))
 	shared := &helmcontroller.Artifacts{}
-	asks := &capabilityNotes{}
+	asks := &capabilityNotes{kubeVersion: d.KubeVersion}
 	for i, p := range todo {
 		wg.Go(func() {
 			sem <- struct{}{}

@@ -100,8 +100,10 @@ func (s *treeSideLoad) load(ctx context.Context, o fluxtree.Options, work string
 // .Capabilities.APIVersions for that their renders did not offer (helmcontroller.UnservedAsks),
 // by chart version.
 type capabilityNotes struct {
-	mu sync.Mutex
-	by map[capabilityAsk][]string // the HelmReleases
+	// kubeVersion is the renders' --kube-version.
+	kubeVersion string
+	mu          sync.Mutex
+	by          map[capabilityAsk][]string // the HelmReleases
 }
 
 // capabilityAsk is a chart version ("name version") and what it asks for that is not offered.
@@ -113,7 +115,7 @@ func (c *capabilityNotes) add(hr string, s *treeSide) {
 	if s == nil {
 		return
 	}
-	asks := helmcontroller.UnservedAsks(s.built.Chart, s.apis)
+	asks := helmcontroller.UnservedAsks(s.built.Chart, c.kubeVersion, s.apis)
 	if len(asks) == 0 {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
@@ -133,11 +134,16 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
 		if u.conf == nil {
 			// No cluster: helm template's install (cmd/helm/template.go).
-			in.ClientOnly, in.Replace, in.DryRunOption, in.APIVersions = true, true, "client", u.spec.APIVersions
+			in.ClientOnly, in.Replace, in.DryRunOption = true, true, "client"
+			kv := kubeapis.DefaultVersion4() // Helm 3 renders for 1.20 unless built for another: the API versions of a current release
 			if u.spec.KubeVersion != "" {
 				if in.KubeVersion, err = chartutil.ParseKubeVersion(u.spec.KubeVersion); err != nil {
 					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
 				}
+				kv = u.spec.KubeVersion
+			}
+			if in.APIVersions, err = kubeapis.Offered(kv, u.spec.APIVersions); err != nil {
+				return "", renderInputs{}, &InputError{err}
 			}
 		}
 		rel, err = in.RunWithContext(ctx, u.ch, vals)
@@ -155,9 +161,12 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 			off := helmaction.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRun, off.ClientOnly, off.Replace = u.spec.Release, u.spec.Namespace, true, true, true
 			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
-			if kv, kerr := u.conf.kubeVersion(); kerr == nil {
-				off.KubeVersion = &chartutil.KubeVersion{Version: kv.GitVersion, Major: kv.Major, Minor: kv.Minor}
+			kv := kubeapis.DefaultVersion4() // Helm 3 renders for 1.20 unless built for another: the API versions of a current release
+			if sv, kerr := u.conf.kubeVersion(); kerr == nil {
+				off.KubeVersion = &chartutil.KubeVersion{Version: sv.GitVersion, Major: sv.Major, Minor: sv.Minor}
+				kv = sv.GitVersion
 			}
+			off.APIVersions, _ = kubeapis.Offered(kv, nil)
 			rel, err = off.RunWithContext(ctx, u.ch, vals)
 			u.offline = err == nil
 		}

@@ -18,6 +18,7 @@ import (
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
@@ -151,11 +152,16 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 		in.SkipSchemaValidation, in.TakeOwnership, in.PostRenderer = u.up.SkipSchemaValidation, true, u.up.PostRenderer
 		if u.conf == nil {
 			// No cluster: helm template's install (pkg/cmd/template.go).
-			in.DryRunStrategy, in.Replace, in.APIVersions = action4.DryRunClient, true, u.spec.APIVersions
+			in.DryRunStrategy, in.Replace = action4.DryRunClient, true
+			kv := kubeapis.DefaultVersion4()
 			if u.spec.KubeVersion != "" {
 				if in.KubeVersion, err = common.ParseKubeVersion(u.spec.KubeVersion); err != nil {
 					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
 				}
+				kv = u.spec.KubeVersion
+			}
+			if in.APIVersions, err = kubeapis.Offered(kv, u.spec.APIVersions); err != nil {
+				return "", renderInputs{}, &InputError{err}
 			}
 		}
 		res, err = in.RunWithContext(ctx, u.ch, vals)
@@ -171,9 +177,12 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 			off := action4.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRunStrategy, off.Replace = u.spec.Release, u.spec.Namespace, action4.DryRunClient, true
 			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
-			if kv, kerr := u.conf.kubeVersion(); kerr == nil {
-				off.KubeVersion = &common.KubeVersion{Version: kv.GitVersion, Major: kv.Major, Minor: kv.Minor}
+			kv := kubeapis.DefaultVersion4()
+			if sv, kerr := u.conf.kubeVersion(); kerr == nil {
+				off.KubeVersion = &common.KubeVersion{Version: sv.GitVersion, Major: sv.Major, Minor: sv.Minor}
+				kv = sv.GitVersion
 			}
+			off.APIVersions, _ = kubeapis.Offered(kv, nil)
 			res, err = off.RunWithContext(ctx, u.ch, vals)
 			u.offline = err == nil
 		}

@@ -93,7 +93,9 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		if ro.KubeVersion, err = kubeVersion(o.KubeVersion); err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
-		ro.APIVersions = offlineAPIVersions(o.APIVersions)
+		if ro.APIVersions, err = offlineAPIVersions(o.KubeVersion, o.APIVersions); err != nil {
+			return nil, &BuildError{Stage: StageRender, Err: err}
+		}
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
 	}

@@ -4,61 +4,39 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
-	"sync"
 
-	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 )
 
-// builtinKinds are "group/version/Kind" for the kinds of Kubernetes' built-in API versions the
-// Helm SDK offers a render with no cluster (common.DefaultVersionSet, "group/version" only),
-// sorted. A cluster's discovery lists both forms, and helm-controller's render sees both:
-// a chart that asks .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" gets true
-// there, and would get false from the SDK's offline set (rendering, say, the policy/v1beta1
-// PodDisruptionBudget the cluster no longer serves). The kinds are client-go's scheme's, but
-// for lists and the request options every group version registers: a kind no chart asks for
-// does no harm.
-// xref: helm.sh/helm/v4 pkg/action/action.go GetVersionSet (discovery: both forms);
-// pkg/chart/common/capabilities.go allKnownVersions.
-var builtinKinds = sync.OnceValue(func() []string {
-	versions := map[string]bool{}
-	for _, v := range common.DefaultVersionSet {
-		versions[v] = true
+// offlineAPIVersions are the API versions a render with no cluster offers at Kubernetes
+// release kubeVersion ("": the Helm SDK's default): those it serves by default, in both forms
+// a cluster's discovery gives helm-controller's render ("group/version" and
+// "group/version/Kind"), then given. helm template offers instead a fixed set, versions no
+// cluster serves since Kubernetes 1.25 among them (see kubeapis).
+func offlineAPIVersions(kubeVersion string, given []string) ([]string, error) {
+	if kubeVersion == "" {
+		kubeVersion = kubeapis.DefaultVersion4()
 	}
-	var out []string
-	for gvk := range scheme.Scheme.AllKnownTypes() {
-		gv := gvk.GroupVersion().String()
-		if !versions[gv] || strings.HasSuffix(gvk.Kind, "List") || strings.HasSuffix(gvk.Kind, "Options") ||
-			gvk.Kind == "WatchEvent" || gvk.Kind == "Status" || gvk.Kind == "APIVersions" || gvk.Kind == "APIGroup" || gvk.Kind == "APIResourceList" {
-			continue
-		}
-		out = append(out, gv+"/"+gvk.Kind)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-})
-
-// offlineAPIVersions are the API versions of a render with no cluster beyond the SDK's default
-// set: the built-in kinds (builtinKinds), then those given.
-func offlineAPIVersions(given []string) []string {
-	return append(slices.Clone(builtinKinds()), given...)
+	return kubeapis.Offered(kubeVersion, given)
 }
 
 // asked finds the API versions a template asks .Capabilities.APIVersions.Has for by a literal.
 var asked = regexp.MustCompile(`\.Capabilities\.APIVersions\.Has\s+"([^"]+)"`)
 
 // UnservedAsks are the API versions ch's templates (its dependencies' too) ask
-// .Capabilities.APIVersions.Has for by a literal that a render with no cluster, given the API
-// versions given, does not offer (neither the SDK's default set nor the built-in kinds), sorted:
-// the render answers false where a cluster that serves them answers true.
-func UnservedAsks(ch *chartv2.Chart, given []string) []string {
+// .Capabilities.APIVersions.Has for by a literal that a render with no cluster at Kubernetes
+// release kubeVersion, given the API versions given, does not offer, sorted: the render
+// answers false where a cluster that serves them answers true. Versions of Kubernetes' own
+// groups are not among them: the render answers for those as the release's API server does.
+func UnservedAsks(ch *chartv2.Chart, kubeVersion string, given []string) []string {
 	offered := map[string]bool{}
-	for _, v := range common.DefaultVersionSet {
-		offered[v] = true
+	all, err := offlineAPIVersions(kubeVersion, given)
+	if err != nil {
+		return nil // the render itself refused the version
 	}
-	for _, v := range offlineAPIVersions(given) {
+	for _, v := range all {
 		offered[v] = true
 	}
 	set := map[string]bool{}
@@ -66,7 +44,7 @@ func UnservedAsks(ch *chartv2.Chart, given []string) []string {
 	walk = func(c *chartv2.Chart) {
 		for _, f := range c.Templates {
 			for _, m := range asked.FindAllSubmatch(f.Data, -1) {
-				if v := string(m[1]); !offered[v] {
+				if v := string(m[1]); !offered[v] && !kubeapis.Builtin(v) {
 					set[v] = true
 				}
 			}

@@ -8,26 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loader4 "helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
 )
-
-// TestBuiltinKinds: the built-in kinds are offered as discovery lists them ("group/version/
-// Kind"), lists and request options left out.
-func TestBuiltinKinds(t *testing.T) {
-	kinds := builtinKinds()
-	for _, want := range []string{"policy/v1/PodDisruptionBudget", "apps/v1/Deployment", "v1/ConfigMap", "networking.k8s.io/v1/Ingress", "batch/v1/CronJob"} {
-		if !slices.Contains(kinds, want) {
-			t.Errorf("builtin kinds lack %s", want)
-		}
-	}
-	for _, kind := range kinds {
-		if strings.HasSuffix(kind, "List") || strings.HasSuffix(kind, "Options") || strings.HasSuffix(kind, "/WatchEvent") {
-			t.Errorf("builtin kinds hold %s", kind)
-		}
-	}
-}
 
 // TestBuildOfflineKinds: with no cluster, a chart that asks .Capabilities.APIVersions for a
 // built-in kind gets the cluster's answer: the corpus's traefik renders its
@@ -74,11 +60,47 @@ func TestUnservedAsks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asks := UnservedAsks(ch, nil)
+	asks := UnservedAsks(ch, "v1.34.2", nil)
 	if !slices.Contains(asks, "monitoring.coreos.com/v1") || slices.Contains(asks, "policy/v1/PodDisruptionBudget") {
 		t.Errorf("traefik's unserved asks %v: want monitoring.coreos.com/v1, not policy/v1/PodDisruptionBudget", asks)
 	}
-	if asks := UnservedAsks(ch, []string{"monitoring.coreos.com/v1"}); slices.Contains(asks, "monitoring.coreos.com/v1") {
+	if asks := UnservedAsks(ch, "v1.34.2", []string{"monitoring.coreos.com/v1"}); slices.Contains(asks, "monitoring.coreos.com/v1") {
 		t.Errorf("given monitoring.coreos.com/v1, still asked: %v", asks)
+	}
+}
+
+// TestBuildOfflineServed: with no cluster, a chart that asks for a built-in API version gets
+// the answer of an API server of --kube-version's release, not helm template's fixed set:
+// policy/v1beta1 at 1.24, not at 1.34 (removed in 1.25); nothing is noted as unserved for it.
+func TestBuildOfflineServed(t *testing.T) {
+	ch := &chartv2.Chart{Metadata: &chartv2.Metadata{APIVersion: "v2", Name: "asks", Version: "0.1.0"},
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: asks}
+data:
+  policy: {{ if .Capabilities.APIVersions.Has "policy/v1beta1" }}v1beta1{{ else }}v1{{ end }}
+  cronjob: {{ if .Capabilities.APIVersions.Has "batch/v1beta1/CronJob" }}v1beta1{{ else }}v1{{ end }}
+  hpa: {{ if .Capabilities.APIVersions.Has "autoscaling/v2" }}v2{{ else }}v1{{ end }}
+`)}}}
+	hr, err := Decode(map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": "asks", "namespace": "apps"},
+		"spec":     map[string]any{"interval": "1h", "chart": map[string]any{"spec": map[string]any{"chart": "asks", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "r"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ kube, want string }{
+		{"v1.34.2", "cronjob: v1\n  hpa: v2\n  policy: v1\n"},
+		{"v1.24.0", "cronjob: v1beta1\n  hpa: v2\n  policy: v1beta1\n"},
+	} {
+		b, err := Build(context.Background(), hr, BuildOptions{Get: &StreamFirst{NoCluster: "no cluster"}, Chart: ch, KubeVersion: tc.kube})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.Manifest, tc.want) {
+			t.Errorf("%s: rendered\n%s\nwant %q", tc.kube, b.Manifest, tc.want)
+		}
+		if asks := UnservedAsks(ch, tc.kube, nil); len(asks) > 0 {
+			t.Errorf("%s: built-in versions noted as unserved: %v", tc.kube, asks)
+		}
 	}
 }
