@@ -439,9 +439,6 @@ type treeSide struct {
 	objs  []manifest.Object
 	// again are the objects of a second render of the same inputs (head only).
 	again []manifest.Object
-	// apis are the API versions the render offered beside Kubernetes' own (--api-versions,
-	// the tree's CRDs).
-	apis []string
 }
 
 // objectsOf reads a manifest's objects.

@@ -58,7 +58,7 @@ func (d *DiffTree) render(ctx context.Context, h, prev *fluxtree.HelmRelease, t 
 	if how.chartOf != nil {
 		b.Source = src
 	}
-	side := &treeSide{hr: hr, built: b, apis: apis}
+	side := &treeSide{hr: hr, built: b}
 	if side.objs, err = objectsOf(b.CRDs + "\n" + b.Manifest); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (c *capabilityNotes) add(hr string, s *treeSide) {
 	if s == nil {
 		return
 	}
-	asks := helmcontroller.UnservedAsks(s.built.Chart, c.kubeVersion, s.apis)
+	asks := helmcontroller.UnservedAsks(s.built.Chart, c.kubeVersion, s.built.Offered)
 	if len(asks) == 0 {
 		return
 	}
@@ -144,7 +144,7 @@ func (c *capabilityNotes) notes() []string {
 		if len(hrs) > 1 {
 			who = "HelmReleases " + limitList(hrs, 5)
 		}
-		out = append(out, fmt.Sprintf("%s: chart %s asks .Capabilities.APIVersions for %s, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions %s",
+		out = append(out, fmt.Sprintf("%s: chart %s asks .Capabilities.APIVersions for %s, which neither Kubernetes, --api-versions, the CRDs the tree applies nor the chart's crds/ serve: rendered as on a cluster that does not; if yours does (CRDs installed another way), pass --api-versions %s",
 			who, key.chart, key.asks, strings.ReplaceAll(key.asks, ", ", " --api-versions ")))
 	}
 	return out

@@ -49,7 +49,7 @@ data: {interval: {{ .Values.interval | quote }}}
 {{- end }}
 `,
 	}
-	const note = "HelmRelease web/web: chart web 1.0.0 asks .Capabilities.APIVersions for monitoring.coreos.com/v1, monitoring.coreos.com/v1/ServiceMonitor, which neither Kubernetes' own APIs, --api-versions nor the CRDs the tree applies serve: rendered as on a cluster that does not; if yours does (CRDs a chart installs), pass --api-versions monitoring.coreos.com/v1 --api-versions monitoring.coreos.com/v1/ServiceMonitor"
+	const note = "HelmRelease web/web: chart web 1.0.0 asks .Capabilities.APIVersions for monitoring.coreos.com/v1, monitoring.coreos.com/v1/ServiceMonitor, which neither Kubernetes, --api-versions, the CRDs the tree applies nor the chart's crds/ serve: rendered as on a cluster that does not; if yours does (CRDs installed another way), pass --api-versions monitoring.coreos.com/v1 --api-versions monitoring.coreos.com/v1/ServiceMonitor"
 	for _, tc := range []struct {
 		name    string
 		withCRD bool

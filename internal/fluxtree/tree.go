@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/sops"
 )
 
@@ -115,24 +116,14 @@ func (t *Tree) Kustomization(context, namespace, name string) map[string]any {
 // APIVersions are the API versions the CustomResourceDefinitions the context applies serve,
 // as Helm's capabilities list those the cluster serves ("group/version" and
 // "group/version/Kind"), sorted: a chart that asks .Capabilities.APIVersions for one sees it,
-// as it does in the cluster once they are applied. CRDs a chart installs are not among them.
+// as it does in the cluster once they are applied. The CRDs a chart installs are not among them:
+// the render of that chart offers them (see helmcontroller.Build).
 func (t *Tree) APIVersions(context string) []string {
 	set := map[string]bool{}
 	for k, o := range t.contexts[context] {
-		if !strings.HasPrefix(k, "apiextensions.k8s.io/CustomResourceDefinition/") {
-			continue
-		}
-		spec, _ := o["spec"].(map[string]any)
-		names, _ := spec["names"].(map[string]any)
-		group, kind := str(spec, "group"), str(names, "kind")
-		versions, _ := spec["versions"].([]any)
-		for _, v := range versions {
-			m, _ := v.(map[string]any)
-			if name := str(m, "name"); name != "" && group != "" && m["served"] != false {
-				set[group+"/"+name] = true
-				if kind != "" {
-					set[group+"/"+name+"/"+kind] = true
-				}
+		if strings.HasPrefix(k, "apiextensions.k8s.io/CustomResourceDefinition/") {
+			for _, v := range kubeapis.CRDServes(o) {
+				set[v] = true
 			}
 		}
 	}

@@ -53,9 +53,14 @@ func ApplyPolicy(hr *v2.HelmRelease, last *release4.Release) Apply {
 // code's default, though the API's documentation says Skip for upgrades).
 // xref: helm-controller internal/action/crds.go crdPolicyOrDefault; install.go, upgrade.go.
 func CRDPolicy(hr *v2.HelmRelease, last *release4.Release) string {
-	p := hr.GetUpgrade().CRDs
-	if last == nil {
-		p = hr.GetInstall().CRDs
+	return crdPolicy(hr, last != nil)
+}
+
+// crdPolicy is CRDPolicy for an upgrade or an install.
+func crdPolicy(hr *v2.HelmRelease, upgrade bool) string {
+	p := hr.GetInstall().CRDs
+	if upgrade {
+		p = hr.GetUpgrade().CRDs
 	}
 	if p == "" {
 		return string(v2.Create)

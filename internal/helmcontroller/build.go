@@ -1,8 +1,10 @@
 package helmcontroller
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
@@ -10,10 +12,13 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil4 "helm.sh/helm/v4/pkg/chart/v2/util"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	storage4 "helm.sh/helm/v4/pkg/storage"
 	driver4 "helm.sh/helm/v4/pkg/storage/driver"
+	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
 
@@ -65,6 +70,10 @@ type Built struct {
 	// Reused says the values are Helm's --reuse-values over BuildOptions.Upgrades
 	// (spec.upgrade.preserveValues).
 	Reused bool
+	// Offered are, for a render without a cluster, the API versions it offered beside
+	// Kubernetes' own: BuildOptions.APIVersions and those of the CRDs the release's charts
+	// install (see withChartCRDs).
+	Offered []string
 }
 
 // Build renders hr as helm-controller would: its values (spec.values over valuesFrom), its
@@ -87,15 +96,21 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		}
 	}
 	ro := RenderOptions{Config: o.Config, Last: o.Last, LastKnown: o.LastKnown}
+	var offered []string
 	if o.Config == nil {
 		ro.Offline, ro.LastKnown, ro.Last = true, true, nil
 		ro.Upgrading = o.Upgrade || o.Upgrades != nil
 		if ro.KubeVersion, err = kubeVersion(o.KubeVersion); err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
-		if ro.APIVersions, err = offlineAPIVersions(o.KubeVersion, o.APIVersions); err != nil {
+		given, err := withChartCRDs(hr, ch, vals, o)
+		if err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
+		if ro.APIVersions, err = offlineAPIVersions(o.KubeVersion, given); err != nil {
+			return nil, &BuildError{Stage: StageRender, Err: err}
+		}
+		offered = given
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
 	}
@@ -112,7 +127,7 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 	}
 	// What helm-controller stores and compares is the values it composed, not the SDK's.
 	r.Source, r.ConfigDigest, r.values = src, ConfigDigest(composed), composed
-	b := &Built{Rendered: r, CRDs: ChartCRDs(ch), Reused: reused}
+	b := &Built{Rendered: r, CRDs: ChartCRDs(ch), Reused: reused, Offered: offered}
 	if !o.Rerender {
 		return b, nil
 	}
@@ -131,6 +146,49 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		return nil, &BuildError{Stage: StageRender, Err: err}
 	}
 	return b, nil
+}
+
+// withChartCRDs are the API versions a render without a cluster offers beside Kubernetes' own:
+// o.APIVersions, and those the CRDs of the chart's crds/ serve when helm-controller applies
+// them before it renders (its crds policy for this install or upgrade is not Skip; the
+// dependencies vals disables left out, as it leaves them out), and for an upgrade those of
+// the upgraded release's chart, which the cluster holds since that release. helm-controller's
+// render asks the cluster's discovery after applying them, so a chart that renders its custom
+// resources only when .Capabilities.APIVersions has their CRD's version renders them.
+// xref: helm-controller internal/action/crds.go applyCRDs (ProcessDependencies, then
+// CRDObjects); install.go Install, upgrade.go Upgrade (applyCRDs before the SDK's action);
+// helm.sh/helm/v4 pkg/action/action.go getCapabilities (discovery, after).
+func withChartCRDs(hr *v2.HelmRelease, ch *chartv2.Chart, vals map[string]any, o BuildOptions) ([]string, error) {
+	given := slices.Clone(o.APIVersions)
+	upgrade := o.Upgrade || o.Upgrades != nil
+	if len(ch.CRDObjects()) > 0 && crdPolicy(hr, upgrade) != string(v2.Skip) {
+		if err := chartutil4.ProcessDependencies(ch, vals); err != nil {
+			return nil, fmt.Errorf("chart %s: dependencies: %w", ch.Name(), err)
+		}
+		given = append(given, chartCRDServes(ch)...)
+	}
+	if o.Upgrades != nil && o.Upgrades.Chart != nil {
+		given = append(given, chartCRDServes(o.Upgrades.Chart)...)
+	}
+	return given, nil
+}
+
+// chartCRDServes are the API versions the CRDs of ch's crds/ directories serve (those of its
+// dependencies still in it too). A document that does not decode is left to the render,
+// which names it.
+func chartCRDServes(ch *chartv2.Chart) []string {
+	var out []string
+	for _, c := range ch.CRDObjects() {
+		dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(c.File.Data), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				break
+			}
+			out = append(out, kubeapis.CRDServes(m)...)
+		}
+	}
+	return out
 }
 
 // reuseValues is what the Helm SDK's upgrade does with ReuseValues (helm-controller's

@@ -104,3 +104,71 @@ data:
 		}
 	}
 }
+
+// TestBuildOfflineChartCRDs: with no cluster, a chart sees the API versions of the CRDs its
+// crds/ holds when helm-controller applies them before rendering (its crds policy for the
+// install or upgrade is not Skip; a dependency its values disable leaves its own out), and an
+// upgrade sees those of the upgraded release's chart, which the cluster holds.
+func TestBuildOfflineChartCRDs(t *testing.T) {
+	crd := func(group, kind string) *common.File {
+		return &common.File{Name: "crds/" + group + ".yaml", Data: []byte(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.` + group + `}
+spec:
+  group: ` + group + `
+  names: {kind: ` + kind + `, plural: things}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}, {name: v0, served: false, storage: false}]
+`)}
+	}
+	chart := func() *chartv2.Chart {
+		sub := &chartv2.Chart{Metadata: &chartv2.Metadata{APIVersion: "v2", Name: "sub", Version: "0.1.0"}, Files: []*common.File{crd("c.example.com", "Thing")}}
+		ch := &chartv2.Chart{Metadata: &chartv2.Metadata{APIVersion: "v2", Name: "app", Version: "0.1.0",
+			Dependencies: []*chartv2.Dependency{{Name: "sub", Version: "0.1.0", Condition: "sub.enabled"}}},
+			Values: map[string]any{"sub": map[string]any{"enabled": false}},
+			Files:  []*common.File{crd("a.example.com", "Widget")},
+			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: app}
+data:
+  a: {{ .Capabilities.APIVersions.Has "a.example.com/v1/Widget" | quote }}
+  a0: {{ .Capabilities.APIVersions.Has "a.example.com/v0" | quote }}
+  b: {{ .Capabilities.APIVersions.Has "b.example.com/v1" | quote }}
+  c: {{ .Capabilities.APIVersions.Has "c.example.com/v1/Thing" | quote }}
+`)}}}
+		ch.AddDependency(sub)
+		return ch
+	}
+	base := &Rendered{Chart: &chartv2.Chart{Metadata: &chartv2.Metadata{APIVersion: "v2", Name: "app", Version: "0.0.1"}, Files: []*common.File{crd("b.example.com", "Gadget")}}}
+	for _, tc := range []struct {
+		name     string
+		spec     map[string]any
+		upgrades *Rendered
+		want     string
+	}{
+		{"install", map[string]any{}, nil, `a: "true"\n  a0: "false"\n  b: "false"\n  c: "false"`},
+		{"install, crds Skip", map[string]any{"install": map[string]any{"crds": "Skip"}}, nil, `a: "false"\n  a0: "false"\n  b: "false"\n  c: "false"`},
+		{"install, the dependency enabled", map[string]any{"values": map[string]any{"sub": map[string]any{"enabled": true}}}, nil, `a: "true"\n  a0: "false"\n  b: "false"\n  c: "true"`},
+		{"upgrade", map[string]any{}, base, `a: "true"\n  a0: "false"\n  b: "true"\n  c: "false"`},
+		{"upgrade, crds Skip", map[string]any{"upgrade": map[string]any{"crds": "Skip"}, "install": map[string]any{"crds": "Create"}}, base, `a: "false"\n  a0: "false"\n  b: "true"\n  c: "false"`},
+	} {
+		spec := map[string]any{"interval": "1h", "chart": map[string]any{"spec": map[string]any{"chart": "app", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "r"}}}}
+		for k, v := range tc.spec {
+			spec[k] = v
+		}
+		hr, err := Decode(map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": map[string]any{"name": "app", "namespace": "apps"}, "spec": spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Build(context.Background(), hr, BuildOptions{Get: &StreamFirst{NoCluster: "no cluster"}, Chart: chart(), KubeVersion: "v1.34.2", Upgrades: tc.upgrades})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if want := strings.ReplaceAll(tc.want, `\n`, "\n"); !strings.Contains(b.Manifest, want) {
+			t.Errorf("%s: rendered\n%s\nwant %s", tc.name, b.Manifest, want)
+		}
+		if asks := UnservedAsks(b.Chart, "v1.34.2", b.Offered); strings.Contains(tc.want, `a: "true"`) && slices.Contains(asks, "a.example.com/v1/Widget") {
+			t.Errorf("%s: the chart's own CRD noted as unserved: %v", tc.name, asks)
+		}
+	}
+}

@@ -175,3 +175,34 @@ var builtinGroups = sync.OnceValue(func() map[string]bool {
 	}
 	return out
 })
+
+// CRDServes are the API versions a CustomResourceDefinition (an object's fields, as decoded
+// from YAML or JSON) makes the API server serve once created, as discovery lists them:
+// "group/version" and "group/version/Kind" for each version it serves. None for another
+// object.
+func CRDServes(crd map[string]any) []string {
+	if crd["kind"] != "CustomResourceDefinition" || !strings.HasPrefix(fmt.Sprint(crd["apiVersion"]), "apiextensions.k8s.io/") {
+		return nil
+	}
+	spec, _ := crd["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	group, _ := spec["group"].(string)
+	kind, _ := names["kind"].(string)
+	versions, _ := spec["versions"].([]any)
+	if v, ok := spec["version"].(string); ok && len(versions) == 0 {
+		versions = []any{map[string]any{"name": v}} // apiextensions.k8s.io/v1beta1's one version
+	}
+	var out []string
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if name == "" || group == "" || m["served"] == false {
+			continue
+		}
+		out = append(out, group+"/"+name)
+		if kind != "" {
+			out = append(out, group+"/"+name+"/"+kind)
+		}
+	}
+	return out
+}

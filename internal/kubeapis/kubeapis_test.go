@@ -99,3 +99,27 @@ func TestSDKDefaults(t *testing.T) {
 		t.Error("Helm 4's default Kubernetes version lost")
 	}
 }
+
+// TestCRDServes: a CRD's served versions, in both forms; an unserved version, a v1beta1 CRD's
+// single version, and other objects.
+func TestCRDServes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		obj  map[string]any
+		want []string
+	}{
+		{"v1", map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "spec": map[string]any{
+			"group": "example.com", "names": map[string]any{"kind": "Widget"},
+			"versions": []any{map[string]any{"name": "v1", "served": true}, map[string]any{"name": "v0", "served": false}}}},
+			[]string{"example.com/v1", "example.com/v1/Widget"}},
+		{"v1beta1", map[string]any{"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition", "spec": map[string]any{
+			"group": "example.com", "version": "v1alpha1", "names": map[string]any{"kind": "Widget"}}},
+			[]string{"example.com/v1alpha1", "example.com/v1alpha1/Widget"}},
+		{"another kind", map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}, nil},
+		{"another group", map[string]any{"apiVersion": "example.com/v1", "kind": "CustomResourceDefinition"}, nil},
+	} {
+		if got := CRDServes(tc.obj); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
