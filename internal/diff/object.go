@@ -23,6 +23,9 @@ type measure struct {
 	ids   *manifest.Identifier
 	rules []flux.IgnoreRule
 	lists map[listKey]*listing
+	// crdServes are the API versions ("group/version/Kind") of the crds/ CRDs the release
+	// creates before its objects (Input.CRDPolicy).
+	crdServes map[string]bool
 
 	sources    memo.Map[string, source]
 	crdSchemas memo.Map[string, readySchema]
@@ -48,7 +51,9 @@ func (m *measure) object(ctx context.Context, t *target) (Object, error) {
 		}
 		row.RenderDependent = row.Moved == MovedChart && m.in.SameInputs
 		notServed := m.lists[keyOf(t.ob, t.id)].notServed
-		if notServed {
+		if notServed && m.crdServes[t.ob.APIVersion+"/"+t.ob.Kind] {
+			row.Why = "created, after the CRD the chart's crds/ creates"
+		} else if notServed {
 			row.Resolved, row.Why = false, "fails: the cluster does not serve "+t.ob.Kind+" "+t.ob.APIVersion+" (install its CRD first)"
 		}
 		o.Rows = append(o.Rows, row)

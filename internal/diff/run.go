@@ -11,6 +11,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/compare"
 	"github.com/helm-drift/helm-drift/internal/flux"
+	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/normalize"
@@ -184,6 +185,18 @@ func Run(ctx context.Context, cl Cluster, in Input) (*Report, error) {
 			t.prev, t.again = &o, &o
 		}
 		targets = append(targets, t)
+	}
+	if in.CRDPolicy == CRDsHelmInstall || in.CRDPolicy == CRDsCreate || in.CRDPolicy == CRDsCreateReplace {
+		// The crds/ CRDs the cluster lacks are created before the release's objects: those
+		// of their kinds are created too, not refused.
+		m.crdServes = map[string]bool{}
+		for _, o := range crds {
+			if d, err := o.Decode(); err == nil && o.Kind == "CustomResourceDefinition" {
+				for _, v := range kubeapis.CRDServes(d) {
+					m.crdServes[v] = true
+				}
+			}
+		}
 	}
 	var pruned []manifest.Object
 	for id, o := range prevByID {

@@ -147,6 +147,44 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunNotServedCRD: an object of a kind the cluster does not serve is created when the
+// release's crds/ creates its CRD first (helm install, or helm-controller's Create and
+// CreateReplace), and refused otherwise.
+func TestRunNotServedCRD(t *testing.T) {
+	const crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n" +
+		"spec: {group: example.com, scope: Namespaced, names: {kind: Widget, plural: widgets}, versions: [{name: v1, served: true, storage: true}]}"
+	for _, tc := range []struct {
+		policy   CRDPolicy
+		crds     string
+		resolved bool
+		why      string
+	}{
+		{CRDsCreate, crd, true, "created, after the CRD the chart's crds/ creates"},
+		{CRDsHelmInstall, crd, true, "created, after the CRD the chart's crds/ creates"},
+		{CRDsSkip, crd, false, "fails: the cluster does not serve Widget example.com/v1 (install its CRD first)"},
+		{CRDsCreate, strings.Replace(crd, "name: v1,", "name: v2,", 1), false, "fails: the cluster does not serve Widget example.com/v1 (install its CRD first)"},
+	} {
+		cl := &difftest.Cluster{NotServed: map[string]bool{"Widget": true, "CustomResourceDefinition": false}}
+		rep, err := Run(context.Background(), cl, Input{Release: "web", Namespace: "apps", Desired: widget, Previous: widget, CRDs: tc.crds, CRDPolicy: tc.policy,
+			Options: Options{Normalize: Offline}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := false
+		for _, o := range rep.Objects {
+			if strings.HasPrefix(o.Object, "Widget") {
+				seen = true
+				if len(o.Rows) != 1 || o.Rows[0].Resolved != tc.resolved || o.Rows[0].Why != tc.why {
+					t.Errorf("%s: %s rows %+v, want resolved %v, %q", tc.policy, o.Object, o.Rows, tc.resolved, tc.why)
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no Widget in %v", tc.policy, rowsOf(rep))
+		}
+	}
+}
+
 // TestRunClasses counts by class what the rows say.
 func TestRunClasses(t *testing.T) {
 	cl := &difftest.Cluster{Objects: difftest.Objects(t, strings.Replace(cmApp, "mode: fast", "mode: slow", 1)+"\n  extra: x")}

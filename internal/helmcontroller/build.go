@@ -114,6 +114,19 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
 	}
+	if o.Config != nil {
+		last, err := lastRelease(o.Config, IdentityOf(hr), o.Last, o.LastKnown)
+		if err != nil {
+			return nil, &BuildError{Stage: StageRender, Err: err}
+		}
+		cfg, err := withPendingCRDs(hr, ch, vals, o.Config, last)
+		if err != nil {
+			return nil, &BuildError{Stage: StageRender, Err: err}
+		}
+		if cfg != nil {
+			ro.Config, ro.Last, ro.LastKnown = cfg, last, true
+		}
+	}
 	composed, reused := vals, o.Config == nil && o.Upgrades != nil && hr.GetUpgrade().PreserveValues
 	if reused {
 		if ch, vals, err = reuseValues(ch, vals, o.Upgrades); err != nil {

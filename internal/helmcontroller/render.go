@@ -2,7 +2,6 @@ package helmcontroller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	v2 "github.com/fluxcd/helm-controller/api/v2"
@@ -10,7 +9,6 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	release4 "helm.sh/helm/v4/pkg/release/v1"
-	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // Rendered is what helm-controller would write for a HelmRelease now.
@@ -75,21 +73,13 @@ func Render(ctx context.Context, hr *v2.HelmRelease, ch *chartv2.Chart, vals map
 	if o.Offline {
 		dry = action4.DryRunClient
 	}
-	r := o.Last
-	if !o.LastKnown {
-		last, err := o.Config.Releases.Last(id.Name)
-		switch {
-		case errors.Is(err, driver.ErrReleaseNotFound):
-		case err != nil:
-			return nil, fmt.Errorf("release %s/%s: %w", id.Storage, id.Name, err)
-		default:
-			r, _ = last.(*release4.Release)
-		}
+	r, err := lastRelease(o.Config, id, o.Last, o.LastKnown)
+	if err != nil {
+		return nil, err
 	}
 	var res any
-	var err error
 	upgrade := false
-	if r != nil && r.Info != nil && r.Info.Status.String() != "uninstalled" {
+	if r != nil {
 		upgrade = true
 		up := action4.NewUpgrade(o.Config)
 		up.Namespace = id.Namespace
