@@ -381,10 +381,10 @@ func (c *diffCommon) writeSummary(s *action.Summary, err error, name func(diff.S
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)
 		tallies = append(tallies, diff.Tally{Failed: true})
 	}
+	for _, g := range sameErrors(s.Rows, name) {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", g.who, g.err)
+	}
 	for _, r := range s.Rows {
-		if r.Error != "" {
-			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)
-		}
 		tallies = append(tallies, r.Tally())
 	}
 	code := exitCode(c.exitOn, tallies...)
@@ -392,4 +392,40 @@ func (c *diffCommon) writeSummary(s *action.Summary, err error, name func(diff.S
 		return external // the program's, as kubectl diff passes it through
 	}
 	return code
+}
+
+// errorGroup is the rows that failed with one error: who names them.
+type errorGroup struct{ who, err string }
+
+// sameErrors groups the rows that could not be measured by their error, in the order the
+// first of each comes: a chart repository out of reach fails every HelmRelease of its charts
+// alike, and is said once per error, naming the first five rows and counting the others (the
+// output names each row's own).
+func sameErrors(rows []diff.SummaryRow, name func(diff.SummaryRow) string) []errorGroup {
+	var order []string
+	by := map[string][]string{}
+	for _, r := range rows {
+		if r.Error == "" {
+			continue
+		}
+		if _, ok := by[r.Error]; !ok {
+			order = append(order, r.Error)
+		}
+		by[r.Error] = append(by[r.Error], name(r))
+	}
+	out := make([]errorGroup, 0, len(order))
+	for _, e := range order {
+		names := by[e]
+		who := names[0]
+		if len(names) > 1 {
+			shown := names[:min(len(names), 5)]
+			list := strings.Join(shown, "; ")
+			if len(names) > len(shown) {
+				list += fmt.Sprintf("; and %d more", len(names)-len(shown))
+			}
+			who = fmt.Sprintf("%d alike (%s)", len(names), list)
+		}
+		out = append(out, errorGroup{who, e})
+	}
+	return out
 }

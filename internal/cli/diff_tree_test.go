@@ -330,10 +330,17 @@ func TestDiffTreeFluxExample(t *testing.T) {
 	if code != ExitUnmeasured {
 		t.Fatalf("--all: exit %d, want 3\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"clusters/production: HelmRelease cert-manager/cert-manager: not rendered", "clusters/staging: HelmRelease envoy-gateway-system/envoy-gateway: not rendered"} {
+	// Said once per error, naming the HelmReleases it failed alike.
+	for _, want := range []string{
+		"could not measure 2 alike (clusters/production: HelmRelease cert-manager/cert-manager; clusters/staging: HelmRelease cert-manager/cert-manager): not rendered",
+		"could not measure 2 alike (clusters/production: HelmRelease envoy-gateway-system/envoy-gateway; clusters/staging: HelmRelease envoy-gateway-system/envoy-gateway): not rendered",
+	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("--all: stderr lacks %q:\n%s", want, errOut)
 		}
+	}
+	if n := strings.Count(errOut, "could not measure"); n != 2 {
+		t.Errorf("--all: %d lines of could not measure, want one per error:\n%s", n, errOut)
 	}
 }
 

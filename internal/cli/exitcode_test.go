@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -131,4 +132,29 @@ func Example_exitCode() {
 	drifted := diff.Tally{Divergences: 1, Drift: 1}
 	fmt.Println(exitCode(diff.ExitOnChange), exitCode(diff.ExitOnChange, drifted), exitCode(diff.ExitOnChange, drifted, diff.Tally{Failed: true}))
 	// Output: 0 2 3
+}
+
+// TestSameErrors: the rows that failed alike are said once per error, in the order the first
+// of each came, naming five and counting the others; a row alone is named as it is.
+func TestSameErrors(t *testing.T) {
+	var rows []diff.SummaryRow
+	for i := range 8 {
+		err := "chart repository unreachable"
+		if i == 2 {
+			err = "values: key missing"
+		}
+		rows = append(rows, diff.SummaryRow{HelmRelease: fmt.Sprintf("apps/hr-%d", i), Error: err})
+	}
+	rows = append(rows, diff.SummaryRow{HelmRelease: "apps/fine"})
+	got := sameErrors(rows, func(r diff.SummaryRow) string { return "HelmRelease " + r.HelmRelease })
+	want := []errorGroup{
+		{"7 alike (HelmRelease apps/hr-0; HelmRelease apps/hr-1; HelmRelease apps/hr-3; HelmRelease apps/hr-4; HelmRelease apps/hr-5; and 2 more)", "chart repository unreachable"},
+		{"HelmRelease apps/hr-2", "values: key missing"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sameErrors:\n%q\nwant\n%q", got, want)
+	}
+	if got := sameErrors(rows[8:], nil); len(got) != 0 {
+		t.Errorf("no errors: %q", got)
+	}
 }
