@@ -4,7 +4,7 @@
 # built. Prints the bin directory.
 #
 #   scripts/tools.sh              what `make test` uses: helm3, helm4 and dyff
-#   scripts/tools.sh NAME...      any of helm3 helm4 dyff kustomize helm-diff flate (make bench
+#   scripts/tools.sh NAME...      any of helm3 helm4 dyff kustomize helm-diff flate flux-operator (make bench
 #                                 adds kustomize, helm-diff and flate, its baselines), or all
 #
 # helm3 and helm4 are the real CLIs (helm.sh/helm/v3/cmd/helm, helm.sh/helm/v4/cmd/helm), built
@@ -28,6 +28,7 @@ HELM4_VERSION=${HELM4_VERSION:-$HELM4_MOD}
 KUSTOMIZE_VERSION=${KUSTOMIZE_VERSION:-v5.8.1}
 HELM_DIFF_VERSION=v3.13.2 # pinned by scripts/tools/helm-diff/go.mod
 FLATE_VERSION=v0.6.5            # pinned by scripts/tools/flate/go.mod; it needs Go 1.27 (see below)
+FLUX_OPERATOR_VERSION=v0.59.0   # pinned by scripts/tools/flux-operator/go.mod; Go 1.27 as flate
 DYFF_VERSION=${DYFF_VERSION:-v1.12.0}  # the external diff program of the -o diff tests (HELM_DRIFT_EXTERNAL_DIFF)
 
 cache=${HELM_DRIFT_CACHE:-$HOME/.cache/helm-drift}
@@ -107,6 +108,18 @@ flate() {
   link flate "$out"
 }
 
+# The Flux Operator's CLI, whose offline ResourceSet build (flux-operator build resourceset) is
+# the oracle of internal/resourceset's (go test ./internal/resourceset with
+# HELM_DRIFT_FLUX_OPERATOR set to it): Go 1.27 as flate, by hand only (AGPL-3.0, run as a
+# separate program, never linked).
+flux_operator() {
+  local dir=$root/scripts/tools/flux-operator
+  local out
+  out=$bin/flux-operator-$FLUX_OPERATOR_VERSION-$(GOTOOLCHAIN=go1.27.3 key "$dir/go.mod" "$dir/go.sum")
+  timed "flux-operator $FLUX_OPERATOR_VERSION (Go 1.27.3)" "$out" env GOTOOLCHAIN=go1.27.3 go -C "$dir" build -o "$out.tmp" github.com/controlplaneio-fluxcd/flux-operator/cmd/cli
+  link flux-operator "$out"
+}
+
 want=("$@")
 if [ ${#want[@]} -eq 0 ]; then want=(helm3 helm4 dyff); fi
 if [ "${want[*]}" = all ]; then want=(helm3 helm4 dyff kustomize helm-diff flate); fi
@@ -118,7 +131,8 @@ for name in "${want[@]}"; do
     kustomize) release kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5 ;;
     helm-diff) wrapped helm-diff "$HELM_DIFF_VERSION" tools/helm-diff github.com/databus23/helm-diff/v3 ;;
     flate) flate ;;
-    *) echo "tools.sh: unknown tool $name (want helm3, helm4, dyff, kustomize, helm-diff, flate or all)" >&2; exit 1 ;;
+    flux-operator) flux_operator ;;
+    *) echo "tools.sh: unknown tool $name (want helm3, helm4, dyff, kustomize, helm-diff, flate, flux-operator or all)" >&2; exit 1 ;;
   esac
 done
 echo "$bin"

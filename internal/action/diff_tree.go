@@ -121,6 +121,8 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 			res.Notes = append(res.Notes, n)
 		}
 	}
+	notes, unmeasured := unexpandedNotes(bt, ht)
+	res.Notes, res.Unmeasured = append(res.Notes, notes...), append(res.Unmeasured, unmeasured...)
 	pairs := pairTrees(bt, ht)
 	var todo []treePair
 	for _, p := range pairs {
@@ -176,6 +178,32 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// unexpandedNotes are, for the Flux Operator ResourceSets whose objects cannot be built
+// offline, a note for each the change leaves as it is, and as not measured each it changes
+// (or that only one side could build): its HelmReleases are unknown on one side at least,
+// never shown as unchanged.
+func unexpandedNotes(base, head *fluxtree.Tree) (notes, unmeasured []string) {
+	ids := slices.Sorted(maps.Keys(head.Unexpanded))
+	for id := range base.Unexpanded {
+		if _, ok := head.Unexpanded[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		b, inBase := base.Unexpanded[id]
+		h, inHead := head.Unexpanded[id]
+		switch {
+		case inBase && inHead && b.Digest == h.Digest:
+			notes = append(notes, id+": its objects are not built offline ("+h.Why+"); the change leaves it as it is")
+		case inHead:
+			unmeasured = append(unmeasured, id+": changed, and its objects cannot be built offline: "+h.Why)
+		default:
+			unmeasured = append(unmeasured, id+": its objects at the base cannot be built offline: "+b.Why)
+		}
+	}
+	return notes, unmeasured
 }
 
 // treePair is one HelmRelease on either side (nil where that side lacks it).

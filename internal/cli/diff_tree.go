@@ -265,9 +265,9 @@ func (d *diffTreeCmd) writeTree(res *action.TreeResult, s *action.Summary, name 
 	for _, r := range res.Rows {
 		doc.HelmReleases = append(doc.HelmReleases, treeDocEntry{SummaryRow: r, Report: r.Report})
 		tallies = append(tallies, r.Tally())
-		if r.Error != "" {
-			fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", name(r), r.Error)
-		}
+	}
+	for _, g := range sameErrors(res.Rows, name) {
+		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s: %s\n", g.who, g.err)
 	}
 	for _, u := range s.Unmeasured {
 		fmt.Fprintf(errOut, "helm-drift diff: could not measure %s\n", u)

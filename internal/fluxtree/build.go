@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/resourceset"
 )
 
 // The Flux kinds the tree is read by.
@@ -264,21 +265,60 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
 		}
 		setCommonMetadata(obj, spec)
-		meta, _ := obj["metadata"].(map[string]any)
-		ns := str(meta, "namespace")
-		if ns == "" && namespaced(groupOf(str(obj, "apiVersion")), str(obj, "kind")) {
-			ns = "default"
-			if meta != nil {
-				meta["namespace"] = ns
-			}
-		}
+		o := builtOf(obj, originFile(r, m.rel))
 		// A Secret of sops-encrypted values (a secretGenerator's sources) that
 		// kustomize-controller would decrypt, and this run cannot: kept aside as encrypted.
-		sealed := !m.decrypted[i] && sopsDecryption(k) && encryptedValues(obj)
-		out = append(out, built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"),
-			file: originFile(r, m.rel), decrypted: m.decrypted[i], vars: refs, sealed: sealed})
+		o.decrypted, o.vars = m.decrypted[i], refs
+		o.sealed = !m.decrypted[i] && sopsDecryption(k) && encryptedValues(obj)
+		out = append(out, o)
 	}
-	return out, used, nil
+	return b.expandResourceSets(out, k.where(context)), used, nil
+}
+
+// builtOf is an object as it is applied, from file: in the namespace "default" when it is
+// namespaced and names none.
+func builtOf(obj map[string]any, file string) built {
+	meta, _ := obj["metadata"].(map[string]any)
+	ns := str(meta, "namespace")
+	if ns == "" && namespaced(groupOf(str(obj, "apiVersion")), str(obj, "kind")) {
+		ns = "default"
+		if meta != nil {
+			meta["namespace"] = ns
+		}
+	}
+	return built{obj: obj, group: groupOf(str(obj, "apiVersion")), kind: str(obj, "kind"), namespace: ns, name: str(meta, "name"), file: file}
+}
+
+// expandResourceSets adds to objs, for each Flux Operator ResourceSet among them, the objects
+// the operator builds from it and applies (see package resourceset): the HelmReleases,
+// sources and Kustomizations of an application defined once for many input sets; where names
+// what applies the ResourceSets, for the notes and problems. The
+// ResourceSet is read as kustomize-controller applied it (its variables substituted); what
+// it makes is not substituted again. One whose inputs only the cluster gives is kept in
+// Tree.Unexpanded; one the operator would fail to build is a problem of its own, the rest of
+// the Kustomization applied.
+func (b *builder) expandResourceSets(objs []built, where string) []built {
+	out := objs
+	for _, o := range objs {
+		if o.group != resourceset.Group || o.kind != resourceset.Kind {
+			continue
+		}
+		id := "ResourceSet " + o.namespace + "/" + o.name + " (" + where + ")"
+		made, err := resourceset.Build(o.obj)
+		var u *resourceset.Unexpanded
+		switch {
+		case errors.As(err, &u):
+			b.tree.unexpanded(id, o.obj, u.Why)
+			continue
+		case err != nil:
+			b.tree.problemOnce(Problem{Where: id, Err: err})
+			continue
+		}
+		for _, m := range made {
+			out = append(out, builtOf(m, o.file))
+		}
+	}
+	return out
 }
 
 // made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):
@@ -376,10 +416,13 @@ func (b *builder) plain() {
 	}
 	p := &pool{objects: map[string]map[string]any{}, vars: map[string]string{}, encrypted: map[string]bool{}}
 	var hrs []*HelmRelease
+	var objs []built
 	for _, o := range b.files.objects {
-		if inKustomize(o.file) {
-			continue
+		if !inKustomize(o.file) {
+			objs = append(objs, built{obj: o.obj, group: o.group, kind: o.kind, namespace: o.namespace, name: o.name, file: o.file})
 		}
+	}
+	for _, o := range b.expandResourceSets(objs, "the files outside Kustomizations") {
 		ns := o.namespace
 		if ns == "" {
 			ns = "default"

@@ -9,6 +9,9 @@ package fluxtree
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path"
@@ -94,6 +97,11 @@ type Tree struct {
 	// NotApplied are the objects that marker kept as the cluster holds them although the tree
 	// says otherwise (with Options.Cluster), one note each.
 	NotApplied []string
+	// Unexpanded are the Flux Operator ResourceSets whose objects cannot be built offline
+	// (their inputs come from the cluster), by "ResourceSet namespace/name (Kustomization
+	// ...)": why, and a digest of the ResourceSet as applied, to tell whether a change touched
+	// it.
+	Unexpanded map[string]Unexpanded
 	git        *gitSources
 	// contexts are the objects each context (a root Kustomization's path) applies; failed,
 	// the Kustomizations whose build failed, by context and namespace/name.
@@ -147,6 +155,35 @@ func (t *Tree) GitRepository(h *HelmRelease, ns, name string) (dir, revision str
 		return "", "", fmt.Errorf("GitRepository %s/%s: %w", ns, name, err)
 	}
 	return dir, t.Revision, nil
+}
+
+// Unexpanded is a ResourceSet whose objects cannot be built offline.
+type Unexpanded struct {
+	// Why says what only the cluster answers.
+	Why string
+	// Digest is a digest of the ResourceSet as applied.
+	Digest string
+}
+
+// unexpanded records the ResourceSet obj, named id, as not built offline.
+func (t *Tree) unexpanded(id string, obj map[string]any, why string) {
+	if t.Unexpanded == nil {
+		t.Unexpanded = map[string]Unexpanded{}
+	}
+	data, _ := json.Marshal(obj)
+	sum := sha256.Sum256(data)
+	t.Unexpanded[id] = Unexpanded{Why: why, Digest: hex.EncodeToString(sum[:])}
+}
+
+// problemOnce records p, unless the same problem is already recorded (a Kustomization built
+// again once its variables are known says it again).
+func (t *Tree) problemOnce(p Problem) {
+	for _, q := range t.Problems {
+		if q.Error() == p.Error() {
+			return
+		}
+	}
+	t.Problems = append(t.Problems, p)
 }
 
 // Problem is a file that could not be read or a Kustomization that could not be built.

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDiffTreeResourceSet: the HelmReleases a Flux Operator ResourceSet makes, one per input
+// set, are previewed as the operator builds them: a pull request that edits one input set's
+// replicas changes that HelmRelease's render alone, and one that adds an input set installs
+// a HelmRelease. A ResourceSet whose inputs only the cluster gives (inputsFrom) is noted while
+// unchanged, and named as not measured when the pull request changes it (exit 3).
+func TestDiffTreeResourceSet(t *testing.T) {
+	chart := map[string]string{
+		"charts/web/Chart.yaml":  "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/values.yaml": "replicas: 1\n",
+		"charts/web/templates/web.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}}
+data: {replicas: {{ .Values.replicas | quote }}}
+`,
+	}
+	rset := func(inputs, extra string) map[string]string {
+		return map[string]string{"clusters/prod/apps.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: apps}
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: web, namespace: apps}
+spec:
+` + extra + `  inputs: ` + inputs + `
+  resources:
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      metadata:
+        name: web-<< inputs.tenant >>
+        namespace: apps
+      spec:
+        interval: 10m
+        chart:
+          spec:
+            chart: ./charts/web
+            sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+        values:
+          replicas: << inputs.replicas | int >>
+`}
+	}
+	base := `[{tenant: a, replicas: 1}, {tenant: b, replicas: 2}]`
+	dir := gitTree(t, bootstrapped(chart, rset(base, "")))
+
+	writeTree(t, dir, rset(`[{tenant: a, replicas: 1}, {tenant: b, replicas: 5}, {tenant: c, replicas: 1}]`, ""))
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if code != ExitDrift {
+		t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
+	}
+	var doc treeDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, hr := range doc.HelmReleases {
+		rows := []string{}
+		if hr.Report != nil {
+			for _, o := range hr.Report.Objects {
+				for _, r := range o.Rows {
+					rows = append(rows, o.Object+" "+r.Path)
+				}
+			}
+		}
+		got = append(got, hr.HelmRelease+" "+hr.Next+": "+strings.Join(rows, ", "))
+	}
+	slices.Sort(got)
+	want := []string{
+		"apps/web-b upgrade: ConfigMap apps/web-b data.replicas",
+		"apps/web-c install: ConfigMap apps/web-c (whole object)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("previewed\n  %s\nwant\n  %s\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), errOut)
+	}
+
+	// Inputs from the cluster: noted while the pull request leaves the ResourceSet alone.
+	fromCluster := "  inputsFrom: [{kind: ResourceSetInputProvider, name: tenants}]\n"
+	dir = gitTree(t, bootstrapped(chart, rset(base, fromCluster)))
+	code, _, errOut = runTree(t, dir, "--base", "HEAD")
+	if code != ExitOK || !strings.Contains(errOut, "ResourceSet apps/web (Kustomization flux-system/flux-system") || !strings.Contains(errOut, "not built offline") {
+		t.Errorf("unchanged, inputs from the cluster: exit %d, want 0 and a note\n%s", code, errOut)
+	}
+	writeTree(t, dir, rset(`[{tenant: a, replicas: 3}]`, fromCluster))
+	code, _, errOut = runTree(t, dir, "--base", "HEAD")
+	if code != ExitUnmeasured || !strings.Contains(errOut, "could not measure ResourceSet apps/web") || !strings.Contains(errOut, "changed, and its objects cannot be built offline") {
+		t.Errorf("changed, inputs from the cluster: exit %d, want 3 naming it\n%s", code, errOut)
+	}
+}

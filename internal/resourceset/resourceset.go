@@ -1,0 +1,247 @@
+// Package resourceset builds the objects of a Flux Operator ResourceSet
+// (fluxcd.controlplane.io/v1) offline, as the operator's ResourceSet controller builds them
+// from the object kustomize-controller applied: its templates (spec.resources,
+// spec.resourcesTemplate, or spec.steps) rendered once per input set of spec.inputs with the
+// "<< >>" delimiters, slim-sprig's functions, slugify, toYaml and inputs; the objects
+// annotated fluxcd.controlplane.io/reconcile: disabled left out, duplicates kept once; the
+// operator's owner labels and spec.commonMetadata set on each.
+//
+// What only the cluster can answer is refused with an *Unexpanded error naming it: inputs
+// from ResourceSetInputProviders (spec.inputsFrom: pull requests, tags, a static provider
+// whose id is its object's UID), the Permute input strategy over them.
+// xref: the ResourceSet API, docs/api/v1/resourceset.md of
+// github.com/controlplaneio-fluxcd/flux-operator ("Writing a ResourceSet spec").
+package resourceset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+
+	ssautil "github.com/fluxcd/pkg/ssa/utils"
+	sprig "github.com/go-task/slim-sprig/v3"
+	"github.com/gosimple/slug"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	// Group is the Flux Operator's API group.
+	Group = "fluxcd.controlplane.io"
+	// Kind is the ResourceSet's kind.
+	Kind = "ResourceSet"
+	// ownerGroup prefixes the labels the operator sets on the objects it applies.
+	ownerGroup = "resourceset.fluxcd.controlplane.io"
+	// reconcileAnnotation set to disabled leaves an object out.
+	reconcileAnnotation = "fluxcd.controlplane.io/reconcile"
+)
+
+// Unexpanded says why a ResourceSet cannot be built offline.
+type Unexpanded struct{ Why string }
+
+// Error is the reason.
+func (e *Unexpanded) Error() string { return e.Why }
+
+func init() {
+	// slugify makes label values: at most 63 characters, cut between words.
+	slug.MaxLength = 63
+	slug.EnableSmartTruncate = true
+}
+
+// spec is what the build reads of a ResourceSet.
+type spec struct {
+	Inputs        []map[string]any  `json:"inputs"`
+	InputsFrom    []json.RawMessage `json:"inputsFrom"`
+	InputStrategy *struct {
+		Name string `json:"name"`
+	} `json:"inputStrategy"`
+	Resources         []json.RawMessage `json:"resources"`
+	ResourcesTemplate string            `json:"resourcesTemplate"`
+	Steps             []struct {
+		Name              string            `json:"name"`
+		Resources         []json.RawMessage `json:"resources"`
+		ResourcesTemplate string            `json:"resourcesTemplate"`
+	} `json:"steps"`
+	CommonMetadata *struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"commonMetadata"`
+}
+
+// Build returns the objects the operator applies for the ResourceSet rs (its fields, as
+// decoded from YAML or JSON), in its order: the steps in turn, in each the objects of
+// spec.resources then those of spec.resourcesTemplate.
+func Build(rs map[string]any) ([]map[string]any, error) {
+	u := unstructured.Unstructured{Object: rs}
+	raw, err := json.Marshal(rs["spec"])
+	if err != nil {
+		return nil, err
+	}
+	if u.GetAnnotations()[reconcileAnnotation] == "disabled" {
+		return nil, &Unexpanded{"its reconciliation is disabled (" + reconcileAnnotation + ": disabled): the operator leaves its objects as they are"}
+	}
+	var s spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if len(s.InputsFrom) > 0 {
+		return nil, &Unexpanded{"its inputs come from ResourceSetInputProviders (spec.inputsFrom), which only the cluster answers"}
+	}
+	if s.InputStrategy != nil && s.InputStrategy.Name != "" && s.InputStrategy.Name != "Flatten" {
+		return nil, &Unexpanded{fmt.Sprintf("input strategy %s is not built offline", s.InputStrategy.Name)}
+	}
+	if len(s.Steps) > 0 && (len(s.Resources) > 0 || s.ResourcesTemplate != "") {
+		return nil, errors.New("spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate")
+	}
+	// The inline inputs, each with the reference of the object providing it.
+	inputs := make([]map[string]any, 0, len(s.Inputs))
+	for _, in := range s.Inputs {
+		in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": Kind, "name": u.GetName(), "namespace": u.GetNamespace()}
+		inputs = append(inputs, in)
+	}
+	var objects []*unstructured.Unstructured
+	if len(s.Steps) == 0 {
+		if objects, err = build(s.ResourcesTemplate, s.Resources, inputs); err != nil {
+			return nil, err
+		}
+	}
+	stepOf := map[string]string{}
+	for _, st := range s.Steps {
+		if len(st.Resources) == 0 && st.ResourcesTemplate == "" {
+			return nil, fmt.Errorf("step %q: at least one of resources or resourcesTemplate must be set", st.Name)
+		}
+		objs, err := build(st.ResourcesTemplate, st.Resources, inputs)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: %w", st.Name, err)
+		}
+		for _, o := range objs {
+			k := key(o)
+			if prev, ok := stepOf[k]; ok && prev != st.Name {
+				return nil, fmt.Errorf("duplicate resource %s/%s/%s in step %q, already defined in step %q", o.GetKind(), o.GetNamespace(), o.GetName(), st.Name, prev)
+			}
+			stepOf[k] = st.Name
+		}
+		objects = append(objects, objs...)
+	}
+	out := make([]map[string]any, 0, len(objects))
+	for _, o := range objects {
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[ownerGroup+"/name"], labels[ownerGroup+"/namespace"] = u.GetName(), u.GetNamespace()
+		o.SetLabels(labels)
+		out = append(out, o.Object)
+	}
+	if cm := s.CommonMetadata; cm != nil {
+		ssautil.SetCommonMetadata(objects, cm.Labels, cm.Annotations)
+	}
+	return out, nil
+}
+
+// build renders the templates once per input set (once with none when there is none): each
+// object of the JSON templates, then the documents of the YAML template. An object annotated
+// reconcile: disabled is left out and a second object of the same group, kind, namespace and
+// name is dropped, but for the JSON templates rendered without inputs, kept as they come.
+func build(yamlTemplate string, templates []json.RawMessage, inputs []map[string]any) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	seen := map[string]bool{}
+	add := func(o *unstructured.Unstructured, dedup bool) {
+		if dedup && (o.GetAnnotations()[reconcileAnnotation] == "disabled" || seen[key(o)]) {
+			return
+		}
+		seen[key(o)] = true
+		out = append(out, o)
+	}
+	for i, t := range templates {
+		text, err := yaml.JSONToYAML(t)
+		if err != nil {
+			return nil, fmt.Errorf("resources[%d]: %w", i, err)
+		}
+		if len(inputs) == 0 {
+			o, err := one(string(text), nil)
+			if err != nil {
+				return nil, fmt.Errorf("resources[%d]: %w", i, err)
+			}
+			add(o, false)
+			continue
+		}
+		for _, in := range inputs {
+			o, err := one(string(text), in)
+			if err != nil {
+				return nil, fmt.Errorf("resources[%d]: %w", i, err)
+			}
+			add(o, true)
+		}
+	}
+	if yamlTemplate == "" {
+		return out, nil
+	}
+	sets := inputs
+	if len(sets) == 0 {
+		sets = []map[string]any{nil}
+	}
+	for _, in := range sets {
+		text, err := render(yamlTemplate, in)
+		if err != nil {
+			return nil, fmt.Errorf("resourcesTemplate: %w", err)
+		}
+		objs, err := ssautil.ReadObjects(strings.NewReader(text))
+		if err != nil {
+			return nil, fmt.Errorf("resourcesTemplate: %w", err)
+		}
+		for _, o := range objs {
+			add(o, true)
+		}
+	}
+	return out, nil
+}
+
+// one renders a template of one object.
+func one(text string, in map[string]any) (*unstructured.Unstructured, error) {
+	s, err := render(text, in)
+	if err != nil {
+		return nil, err
+	}
+	return ssautil.ReadObject(strings.NewReader(s))
+}
+
+// render executes a template with the input set in: "<< >>" delimiters, slim-sprig's
+// functions, slugify, toYaml and mustToYaml, the input set as the function inputs, and a
+// missing key an error.
+func render(text string, in map[string]any) (string, error) {
+	t, err := template.New("resourceset").Delims("<<", ">>").
+		Funcs(sprig.HermeticTxtFuncMap()).
+		Funcs(template.FuncMap{
+			"slugify":    slug.Make,
+			"inputs":     func() any { return in },
+			"toYaml":     func(v any) string { s, _ := toYAML(v); return s },
+			"mustToYaml": toYAML,
+		}).
+		Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", fmt.Errorf("parse the template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, nil); err != nil {
+		return "", fmt.Errorf("execute the template: %w", err)
+	}
+	return b.String(), nil
+}
+
+// toYAML is v as YAML ("" and the error when it does not encode).
+func toYAML(v any) (string, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// key is what the operator deduplicates by: group, kind, namespace and name.
+func key(o *unstructured.Unstructured) string {
+	return strings.Join([]string{o.GroupVersionKind().Group, o.GetKind(), o.GetNamespace(), o.GetName()}, "/")
+}
