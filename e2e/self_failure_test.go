@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -437,6 +438,13 @@ func TestSelfResumedByHand(t *testing.T) {
 		t.Errorf("self status after the resume:\n%s", status)
 	}
 	waitRevision(t, ns, 2, "helm-controller adopts the release")
+	// The API server enforces a changed policy binding a moment after it is written (its
+	// policies are read from a cache): a dry run of a delete of the release's objects is
+	// refused once it does (helm-controller may have adopted the release before the resume).
+	testenv.Eventually(t, time.Minute, "the armed guard to refuse deleting the release's objects", func() (bool, string) {
+		err := cluster.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, "app-config", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "is managed by Flux"), fmt.Sprint(err)
+	})
 	if _, errOut := h.run(t, true, nil, "uninstall", "app", "-n", ns); !strings.Contains(errOut, "is managed by Flux") {
 		t.Errorf("helm uninstall after the guard was armed: not refused:\n%s", errOut)
 	}
