@@ -135,14 +135,12 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 		if u.conf == nil {
 			// No cluster: helm template's install (cmd/helm/template.go).
 			in.ClientOnly, in.Replace, in.DryRunOption = true, true, "client"
-			kv := kubeapis.DefaultVersion4() // Helm 3 renders for 1.20 unless built for another: the API versions of a current release
 			if u.spec.KubeVersion != "" {
 				if in.KubeVersion, err = chartutil.ParseKubeVersion(u.spec.KubeVersion); err != nil {
 					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
 				}
-				kv = u.spec.KubeVersion
 			}
-			if in.APIVersions, err = kubeapis.Offered(kv, u.spec.APIVersions); err != nil {
+			if in.APIVersions, err = offeredAt(u.spec.KubeVersion, u.spec.APIVersions); err != nil {
 				return "", renderInputs{}, &InputError{err}
 			}
 		}
@@ -161,12 +159,13 @@ func (u *upgrade3) render(ctx context.Context) (string, renderInputs, error) {
 			off := helmaction.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRun, off.ClientOnly, off.Replace = u.spec.Release, u.spec.Namespace, true, true, true
 			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
-			kv := kubeapis.DefaultVersion4() // Helm 3 renders for 1.20 unless built for another: the API versions of a current release
+			kv := ""
 			if sv, kerr := u.conf.kubeVersion(); kerr == nil {
 				off.KubeVersion = &chartutil.KubeVersion{Version: sv.GitVersion, Major: sv.Major, Minor: sv.Minor}
 				kv = sv.GitVersion
 			}
-			off.APIVersions, _ = kubeapis.Offered(kv, nil)
+			// As the install: its crds/ created first, then the capabilities read.
+			off.APIVersions, _ = offeredAt(kv, kubeapis.CRDServesIn([]byte(u.crds())))
 			rel, err = off.RunWithContext(ctx, u.ch, vals)
 			u.offline = err == nil
 		}

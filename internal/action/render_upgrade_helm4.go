@@ -153,14 +153,12 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 		if u.conf == nil {
 			// No cluster: helm template's install (pkg/cmd/template.go).
 			in.DryRunStrategy, in.Replace = action4.DryRunClient, true
-			kv := kubeapis.DefaultVersion4()
 			if u.spec.KubeVersion != "" {
 				if in.KubeVersion, err = common.ParseKubeVersion(u.spec.KubeVersion); err != nil {
 					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
 				}
-				kv = u.spec.KubeVersion
 			}
-			if in.APIVersions, err = kubeapis.Offered(kv, u.spec.APIVersions); err != nil {
+			if in.APIVersions, err = offeredAt(u.spec.KubeVersion, u.spec.APIVersions); err != nil {
 				return "", renderInputs{}, &InputError{err}
 			}
 		}
@@ -177,12 +175,13 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 			off := action4.NewInstall(cfg)
 			off.ReleaseName, off.Namespace, off.DryRunStrategy, off.Replace = u.spec.Release, u.spec.Namespace, action4.DryRunClient, true
 			off.EnableDNS, off.DisableOpenAPIValidation, off.SkipSchemaValidation, off.PostRenderer = u.up.EnableDNS, true, u.up.SkipSchemaValidation, u.up.PostRenderer
-			kv := kubeapis.DefaultVersion4()
+			kv := ""
 			if sv, kerr := u.conf.kubeVersion(); kerr == nil {
 				off.KubeVersion = &common.KubeVersion{Version: sv.GitVersion, Major: sv.Major, Minor: sv.Minor}
 				kv = sv.GitVersion
 			}
-			off.APIVersions, _ = kubeapis.Offered(kv, nil)
+			// As the install: its crds/ created first, then the capabilities read.
+			off.APIVersions, _ = offeredAt(kv, kubeapis.CRDServesIn([]byte(u.crds())))
 			res, err = off.RunWithContext(ctx, u.ch, vals)
 			u.offline = err == nil
 		}

@@ -1,7 +1,6 @@
 package helmcontroller
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	release4 "helm.sh/helm/v4/pkg/release/v1"
 	storage4 "helm.sh/helm/v4/pkg/storage"
 	driver4 "helm.sh/helm/v4/pkg/storage/driver"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/varying"
@@ -113,8 +111,7 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		offered = given
 		ro.Config = action4.NewConfiguration()
 		ro.Config.Releases = storage4.Init(driver4.NewMemory())
-	}
-	if o.Config != nil {
+	} else {
 		last, err := lastRelease(o.Config, IdentityOf(hr), o.Last, o.LastKnown)
 		if err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
@@ -187,19 +184,11 @@ func withChartCRDs(hr *v2.HelmRelease, ch *chartv2.Chart, vals map[string]any, o
 }
 
 // chartCRDServes are the API versions the CRDs of ch's crds/ directories serve (those of its
-// dependencies still in it too). A document that does not decode is left to the render,
-// which names it.
+// dependencies still in it too).
 func chartCRDServes(ch *chartv2.Chart) []string {
 	var out []string
 	for _, c := range ch.CRDObjects() {
-		dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(c.File.Data), 4096)
-		for {
-			var m map[string]any
-			if err := dec.Decode(&m); err != nil {
-				break
-			}
-			out = append(out, kubeapis.CRDServes(m)...)
-		}
+		out = append(out, kubeapis.CRDServesIn(c.File.Data)...)
 	}
 	return out
 }

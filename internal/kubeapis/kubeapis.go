@@ -12,6 +12,7 @@
 package kubeapis
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 	apiextv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
@@ -205,4 +207,19 @@ func CRDServes(crd map[string]any) []string {
 		}
 	}
 	return out
+}
+
+// CRDServesIn are the API versions the CustomResourceDefinitions among the YAML or JSON
+// documents of data serve (CRDServes); a document that does not decode ends the reading, and
+// is left to whatever applies them to name.
+func CRDServesIn(data []byte) []string {
+	var out []string
+	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return out
+		}
+		out = append(out, CRDServes(m)...)
+	}
 }
