@@ -27,37 +27,7 @@ func TestDiffHelmReleaseChartCRDs(t *testing.T) {
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	group := ns + ".example.com"
-	chart := filepath.Join(t.TempDir(), "widgets")
-	writeFiles(t, chart, map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: widgets\nversion: 1.0.0\n",
-		"crds/widget.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.%[1]s}
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`, group),
-		"templates/widget.yaml": fmt.Sprintf(`apiVersion: %[1]s/v1
-kind: Widget
-metadata: {name: {{ .Release.Name }}}
-spec: {size: 3}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: {{ .Release.Name }}-served-{{ .Capabilities.APIVersions.Has "%[1]s/v1/Widget" }}}
-data: {size: "3"}
-`, group),
-	})
-	t.Cleanup(func() {
-		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-		_ = cluster.Dynamic.Resource(crds).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
-	})
+	chart := widgetsChart(t, group)
 	charts := chartRepository(t, h, chart)
 	applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
@@ -107,5 +77,81 @@ spec:
 	}
 	if out, code := hrDiff(t, "widgets", "-n", ns); code != 0 {
 		t.Errorf("once installed: exit %d, want 0\n%s", code, out)
+	}
+}
+
+// widgetsChart writes chart widgets 1.0.0: its CRD (kind Widget of group) in crds/, and in
+// templates a Widget and a ConfigMap named for whether the chart sees the CRD's version served
+// (widgets-served-true). It returns its directory, and removes the CRD after the test.
+func widgetsChart(t *testing.T, group string) string {
+	t.Helper()
+	chart := filepath.Join(t.TempDir(), "widgets")
+	writeFiles(t, chart, map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: widgets\nversion: 1.0.0\n",
+		"crds/widget.yaml": fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.%[1]s}
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`, group),
+		"templates/widget.yaml": fmt.Sprintf(`apiVersion: %[1]s/v1
+kind: Widget
+metadata: {name: {{ .Release.Name }}}
+spec: {size: 3}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}-served-{{ .Capabilities.APIVersions.Has "%[1]s/v1/Widget" }}}
+data: {size: "3"}
+`, group),
+	})
+	t.Cleanup(func() {
+		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+		_ = cluster.Dynamic.Resource(crds).Delete(context.Background(), "widgets."+group, metav1.DeleteOptions{})
+	})
+	return chart
+}
+
+// TestDiffUpgradeInstallChartCRDs: diff upgrade --install of the same chart, before anything
+// is applied, with each Helm: helm install creates crds/ first and reads the capabilities
+// after, so the preview renders the chart seeing its CRD served and its Widget created (not
+// refused); the real helm install then installs exactly the objects predicted.
+func TestDiffUpgradeInstallChartCRDs(t *testing.T) {
+	t.Parallel()
+	for _, helmName := range []string{"helm3", "helm4"} {
+		t.Run(helmName, func(t *testing.T) {
+			h := clusterHelm(t, helmName)
+			ns := cluster.Namespace(t)
+			group := ns + ".example.com"
+			chart := widgetsChart(t, group)
+			out, errOut, code := diffBinary(t, "upgrade", "widgets", chart, "--install", "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--engine", helmName, "-o", "json")
+			var rep diff.Report
+			if err := json.Unmarshal([]byte(out), &rep); code != 2 || err != nil {
+				t.Fatalf("diff upgrade --install: exit %d (%v), want 2\n%s%s", code, err, out, errOut)
+			}
+			var predicted []string
+			for _, o := range rep.Objects {
+				for _, r := range o.Rows {
+					if !r.Resolved || !strings.HasPrefix(r.Why, "created") {
+						t.Errorf("%s: %q (resolved %v), want created", o.Object, r.Why, r.Resolved)
+					}
+				}
+				if !strings.HasPrefix(o.Object, "CustomResourceDefinition.") {
+					predicted = append(predicted, o.Object+" (whole object)")
+				}
+			}
+			h.run(t, false, nil, "install", "widgets", chart, "-n", ns)
+			happened := manifestChanges(t, "", storedRelease(t, ns, "widgets").Manifest, ns)
+			if strings.Join(predicted, "\n") != strings.Join(happened, "\n") || !strings.Contains(strings.Join(happened, "\n"), "/widgets-served-true ") {
+				t.Errorf("predicted\n  %s\nhelm install installed\n  %s", strings.Join(predicted, "\n  "), strings.Join(happened, "\n  "))
+			}
+		})
 	}
 }
