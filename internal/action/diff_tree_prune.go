@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/helm-drift/helm-drift/internal/fluxtree"
+	"github.com/helm-drift/helm-drift/internal/resourceset"
 )
 
 // pruneExclusions are the labels and annotations that keep kustomize-controller from deleting
@@ -41,10 +42,24 @@ func excluded(obj map[string]any) string {
 // WaitForTermination: yes; Orphan: no; suspended: no), and so on down to the HelmRelease. An
 // object labelled or annotated kustomize.toolkit.fluxcd.io/prune: disabled (or reconcile:
 // disabled, ssa: ignore) is never pruned. A HelmRelease of a plain file, or whose cluster's
-// root Kustomization is gone, is taken to be deleted.
+// root Kustomization is gone, is taken to be deleted. One a Flux Operator ResourceSet the head
+// still applies made is deleted by the operator, unless marked fluxcd.controlplane.io/prune:
+// disabled; one whose ResourceSet is gone goes with it, as above.
 // xref: kustomize-controller internal/controller/kustomization_controller.go prune,
 // finalizerShouldDeleteResources.
 func kept(h *fluxtree.HelmRelease, base, head *fluxtree.Tree) string {
+	meta, _ := h.Object["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	rsName, _ := labels[resourceset.OwnerName].(string)
+	rsNamespace, _ := labels[resourceset.OwnerNamespace].(string)
+	if rsName != "" && head.Applies(h.Context, resourceset.Group, resourceset.Kind, rsNamespace, rsName) {
+		// The Flux Operator deletes what the ResourceSet, still applied, no longer makes.
+		annotations, _ := meta["annotations"].(map[string]any)
+		if v, _ := annotations[resourceset.PruneAnnotation].(string); strings.EqualFold(v, "disabled") {
+			return fmt.Sprintf("the HelmRelease is marked %s: disabled: the Flux Operator leaves it in the cluster", resourceset.PruneAnnotation)
+		}
+		return ""
+	}
 	if len(h.Via) == 0 {
 		return ""
 	}

@@ -81,6 +81,33 @@ spec:
 		t.Errorf("previewed\n  %s\nwant\n  %s\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), errOut)
 	}
 
+	// An input set removed: the operator deletes its HelmRelease, whether or not the
+	// Kustomization that applies the ResourceSet prunes, unless marked prune: disabled.
+	for _, tc := range []struct {
+		name, prune, annotations, next string
+	}{
+		{"pruned by the operator", "true", "", "uninstall"},
+		{"the Kustomization does not prune", "false", "", "uninstall"},
+		{"marked prune: disabled", "true", "        annotations: {fluxcd.controlplane.io/prune: disabled}\n", "nothing"},
+	} {
+		files := bootstrapped(chart, rset(base, ""))
+		files["clusters/prod/flux-system/gotk-sync.yaml"] = strings.Replace(files["clusters/prod/flux-system/gotk-sync.yaml"], "prune: true", "prune: "+tc.prune, 1)
+		marked := func(f map[string]string) map[string]string {
+			f["clusters/prod/apps.yaml"] = strings.Replace(f["clusters/prod/apps.yaml"], "        namespace: apps\n      spec:", "        namespace: apps\n"+tc.annotations+"      spec:", 1)
+			return f
+		}
+		dir := gitTree(t, marked(files))
+		writeTree(t, dir, marked(rset(`[{tenant: a, replicas: 1}]`, "")))
+		code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+		var doc treeDocument
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s: %v\n%s%s", tc.name, err, out, errOut)
+		}
+		if len(doc.HelmReleases) != 1 || doc.HelmReleases[0].HelmRelease != "apps/web-b" || doc.HelmReleases[0].Next != tc.next {
+			t.Errorf("%s: exit %d, %+v; want apps/web-b next %s\n%s", tc.name, code, doc.HelmReleases, tc.next, errOut)
+		}
+	}
+
 	// Inputs from the cluster: noted while the pull request leaves the ResourceSet alone.
 	fromCluster := "  inputsFrom: [{kind: ResourceSetInputProvider, name: tenants}]\n"
 	dir = gitTree(t, bootstrapped(chart, rset(base, fromCluster)))

@@ -109,6 +109,12 @@ type Tree struct {
 	failed   map[string]bool
 }
 
+// Applies says whether the context applies the object group/kind namespace/name (a
+// ResourceSet, say).
+func (t *Tree) Applies(context, group, kind, namespace, name string) bool {
+	return t.contexts[context][objectKey(group, kind, namespace, name)] != nil
+}
+
 // BuildFailed says whether the context's Kustomization namespace/name could not be built (a
 // Problem names it): kustomize-controller then applies, and prunes, nothing of it.
 func (t *Tree) BuildFailed(context, namespace, name string) bool {

@@ -33,8 +33,13 @@ const (
 	Group = "fluxcd.controlplane.io"
 	// Kind is the ResourceSet's kind.
 	Kind = "ResourceSet"
-	// ownerGroup prefixes the labels the operator sets on the objects it applies.
-	ownerGroup = "resourceset.fluxcd.controlplane.io"
+	// OwnerName and OwnerNamespace are the labels the operator sets on the objects it applies:
+	// the name and namespace of their ResourceSet.
+	OwnerName      = "resourceset.fluxcd.controlplane.io/name"
+	OwnerNamespace = "resourceset.fluxcd.controlplane.io/namespace"
+	// PruneAnnotation set to disabled keeps the operator from deleting an object its
+	// ResourceSet no longer makes.
+	PruneAnnotation = "fluxcd.controlplane.io/prune"
 	// reconcileAnnotation set to disabled leaves an object out.
 	reconcileAnnotation = "fluxcd.controlplane.io/reconcile"
 )
@@ -132,7 +137,7 @@ func Build(rs map[string]any) ([]map[string]any, error) {
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[ownerGroup+"/name"], labels[ownerGroup+"/namespace"] = u.GetName(), u.GetNamespace()
+		labels[OwnerName], labels[OwnerNamespace] = u.GetName(), u.GetNamespace()
 		o.SetLabels(labels)
 		out = append(out, o.Object)
 	}
