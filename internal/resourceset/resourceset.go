@@ -104,6 +104,9 @@ func Build(rs map[string]any) ([]map[string]any, error) {
 	// The inline inputs, each with the reference of the object providing it.
 	inputs := make([]map[string]any, 0, len(s.Inputs))
 	for _, in := range s.Inputs {
+		if in == nil {
+			in = map[string]any{} // an input set written as null: an empty one
+		}
 		in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": Kind, "name": u.GetName(), "namespace": u.GetNamespace()}
 		inputs = append(inputs, in)
 	}

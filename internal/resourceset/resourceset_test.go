@@ -69,6 +69,7 @@ func TestBuildRefused(t *testing.T) {
 		{"steps beside resources", "", "  resources: [" + cm + "]\n  steps: [{name: a, resources: [" + cm + "]}]", "mutually exclusive", false},
 		{"an empty step", "", "  steps: [{name: a}]", `step "a": at least one of resources or resourcesTemplate`, false},
 		{"one object in two steps", "", "  inputs: [{name: a}]\n  steps: [{name: one, resources: [" + cm + "]}, {name: two, resources: [" + cm + "]}]", `in step "two", already defined in step "one"`, false},
+		{"a null input set is an empty one", "", "  inputs: [null]\n  resources: [" + cm + "]", `map has no entry for key "name"`, false},
 		{"a broken template", "", "  inputs: [{name: a}]\n  resourcesTemplate: '<< if >>'", "parse the template", false},
 	} {
 		_, err := Build(obj(tc.meta, tc.spec))
