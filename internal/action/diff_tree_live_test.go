@@ -270,3 +270,75 @@ func TestLiveSubstituteFromCluster(t *testing.T) {
 		t.Errorf("the cluster's Secret's value is not withheld: %v", len(h.SecretVars))
 	}
 }
+
+// TestLiveResourceSetProviders: under --live, a ResourceSet whose inputs come from a
+// ResourceSetInputProvider (one per open pull request, say) is built with the input sets the
+// cluster's provider exports: a pull request that edits its template previews the change in
+// each HelmRelease it makes. Without the cluster, it is named as not measured.
+func TestLiveResourceSetProviders(t *testing.T) {
+	files := func(replicas string) map[string]string {
+		return map[string]string{
+			"chart/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+			"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\ndata: {replicas: {{ .Values.replicas | quote }}, branch: {{ .Values.branch | quote }}}\n",
+			"clusters/a/flux.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet, namespace: apps}\nspec: {url: https://git.example.com/fleet.git, interval: 1h, ref: {branch: main}}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: fleet, namespace: apps}\nspec: {interval: 1h, path: ./clusters/a, prune: true, sourceRef: {kind: GitRepository, name: fleet}}\n",
+			"clusters/a/previews.yaml": `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: previews, namespace: apps}
+spec:
+  inputsFrom: [{kind: ResourceSetInputProvider, name: prs}]
+  resources:
+    - apiVersion: helm.toolkit.fluxcd.io/v2
+      kind: HelmRelease
+      metadata: {name: 'preview-<< inputs.id >>', namespace: apps}
+      spec:
+        interval: 1h
+        chart:
+          spec: {chart: ./chart, sourceRef: {kind: GitRepository, name: fleet, namespace: apps}}
+        values: {replicas: ` + replicas + `, branch: '<< inputs.branch >>'}
+`,
+		}
+	}
+	base, head := t.TempDir(), t.TempDir()
+	for dir, f := range map[string]map[string]string{base: files("1"), head: files("2")} {
+		for name, text := range f {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cluster := clusterOf{"ResourceSetInputProvider/apps/prs": {"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSetInputProvider",
+		"status": map[string]any{"exportedInputs": []any{map[string]any{"id": "12", "branch": "fix-a"}, map[string]any{"id": "15", "branch": "feat-b"}}}}}
+	d := &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Live: cluster,
+		Tree: fluxtree.Options{Sources: []string{"apps/fleet"}, Outside: cluster}}
+	res, err := d.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range res.Rows {
+		if r.Report != nil {
+			for _, o := range r.Report.Objects {
+				for _, row := range o.Rows {
+					rows = append(rows, r.HelmRelease+": "+o.Object+" "+row.Path)
+				}
+			}
+		}
+	}
+	want := "apps/preview-12: ConfigMap apps/preview-12 data.replicas,apps/preview-15: ConfigMap apps/preview-15 data.replicas"
+	if len(res.Problems) > 0 || len(res.Unmeasured) > 0 || strings.Join(rows, ",") != want {
+		t.Errorf("rows %v (problems %v, unmeasured %v), want %s", rows, res.Problems, res.Unmeasured, want)
+	}
+
+	d = &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Tree: fluxtree.Options{Sources: []string{"apps/fleet"}}}
+	if res, err = d.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 0 || len(res.Unmeasured) != 1 || !strings.Contains(res.Unmeasured[0], "ResourceSet apps/previews") || !strings.Contains(res.Unmeasured[0], "--live reads them") {
+		t.Errorf("without the cluster: rows %v, unmeasured %v; want the ResourceSet named as not measured", res.Rows, res.Unmeasured)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -272,7 +273,7 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		o.sealed = !m.decrypted[i] && sopsDecryption(k) && encryptedValues(obj)
 		out = append(out, o)
 	}
-	return b.expandResourceSets(out, k.where(context)), used, nil
+	return b.expandResourceSets(ctx, out, k.where(context)), used, nil
 }
 
 // builtOf is an object as it is applied, from file: in the namespace "default" when it is
@@ -297,14 +298,14 @@ func builtOf(obj map[string]any, file string) built {
 // it makes is not substituted again. One whose inputs only the cluster gives is kept in
 // Tree.Unexpanded; one the operator would fail to build is a problem of its own, the rest of
 // the Kustomization applied.
-func (b *builder) expandResourceSets(objs []built, where string) []built {
+func (b *builder) expandResourceSets(ctx context.Context, objs []built, where string) []built {
 	out := objs
 	for _, o := range objs {
 		if o.group != resourceset.Group || o.kind != resourceset.Kind {
 			continue
 		}
 		id := "ResourceSet " + o.namespace + "/" + o.name + " (" + where + ")"
-		made, err := resourceset.Build(o.obj)
+		made, err := resourceset.Build(o.obj, b.providers(ctx))
 		var u *resourceset.Unexpanded
 		switch {
 		case errors.As(err, &u):
@@ -319,6 +320,31 @@ func (b *builder) expandResourceSets(objs []built, where string) []built {
 		}
 	}
 	return out
+}
+
+// providers reads the input sets a ResourceSetInputProvider exports (its status, which only
+// the cluster holds) from Options.Outside (diff tree --live), each a copy decoded as the
+// operator decodes it; nil without the cluster.
+func (b *builder) providers(ctx context.Context) resourceset.Providers {
+	if b.opts.Outside == nil {
+		return nil
+	}
+	return func(namespace, name string) ([]map[string]any, error) {
+		o, err := b.opts.Outside.Get(ctx, resourceset.Group, "v1", "ResourceSetInputProvider", namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		status, _ := o["status"].(map[string]any)
+		data, err := json.Marshal(status["exportedInputs"])
+		if err != nil {
+			return nil, err
+		}
+		var sets []map[string]any
+		if err := json.Unmarshal(data, &sets); err != nil {
+			return nil, fmt.Errorf("status.exportedInputs: %w", err)
+		}
+		return sets, nil
+	}
 }
 
 // made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):
@@ -422,7 +448,7 @@ func (b *builder) plain() {
 			objs = append(objs, built{obj: o.obj, group: o.group, kind: o.kind, namespace: o.namespace, name: o.name, file: o.file})
 		}
 	}
-	for _, o := range b.expandResourceSets(objs, "the files outside Kustomizations") {
+	for _, o := range b.expandResourceSets(context.Background(), objs, "the files outside Kustomizations") {
 		ns := o.namespace
 		if ns == "" {
 			ns = "default"

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -76,10 +78,23 @@ type spec struct {
 	} `json:"commonMetadata"`
 }
 
+// Providers answers the input sets a ResourceSetInputProvider of the cluster exports (its
+// status.exportedInputs), by namespace and name.
+type Providers func(namespace, name string) ([]map[string]any, error)
+
+// inputRef is an entry of spec.inputsFrom.
+type inputRef struct {
+	Kind     string          `json:"kind"`
+	Name     string          `json:"name"`
+	Selector json.RawMessage `json:"selector"`
+}
+
 // Build returns the objects the operator applies for the ResourceSet rs (its fields, as
 // decoded from YAML or JSON), in its order: the steps in turn, in each the objects of
-// spec.resources then those of spec.resourcesTemplate.
-func Build(rs map[string]any) ([]map[string]any, error) {
+// spec.resources then those of spec.resourcesTemplate. Inputs from providers (spec.inputsFrom,
+// by name) are read from providers, the cluster's; with none, such a ResourceSet is
+// Unexpanded.
+func Build(rs map[string]any, providers Providers) ([]map[string]any, error) {
 	u := unstructured.Unstructured{Object: rs}
 	raw, err := json.Marshal(rs["spec"])
 	if err != nil {
@@ -92,8 +107,8 @@ func Build(rs map[string]any) ([]map[string]any, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
-	if len(s.InputsFrom) > 0 {
-		return nil, &Unexpanded{"its inputs come from ResourceSetInputProviders (spec.inputsFrom), which only the cluster answers"}
+	if len(s.InputsFrom) > 0 && providers == nil {
+		return nil, &Unexpanded{"its inputs come from ResourceSetInputProviders (spec.inputsFrom), which only the cluster answers (--live reads them)"}
 	}
 	if s.InputStrategy != nil && s.InputStrategy.Name != "" && s.InputStrategy.Name != "Flatten" {
 		return nil, &Unexpanded{fmt.Sprintf("input strategy %s is not built offline", s.InputStrategy.Name)}
@@ -109,6 +124,18 @@ func Build(rs map[string]any) ([]map[string]any, error) {
 		}
 		in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": Kind, "name": u.GetName(), "namespace": u.GetNamespace()}
 		inputs = append(inputs, in)
+	}
+	// Then those of each provider, in the order of their names (all of the ResourceSet's
+	// namespace, all of one kind), each with its reference.
+	if len(s.InputsFrom) > 0 {
+		fromProviders, err := providerInputs(s.InputsFrom, u.GetNamespace(), providers)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, fromProviders...)
+		if len(inputs) == 0 {
+			return nil, nil // no input sets from its providers: the operator applies none
+		}
 	}
 	var objects []*unstructured.Unstructured
 	if len(s.Steps) == 0 {
@@ -146,6 +173,41 @@ func Build(rs map[string]any) ([]map[string]any, error) {
 	}
 	if cm := s.CommonMetadata; cm != nil {
 		ssautil.SetCommonMetadata(objects, cm.Labels, cm.Annotations)
+	}
+	return out, nil
+}
+
+// providerInputs are the input sets of the providers refs name, in the namespace of the
+// ResourceSet, each provider once, in the order of their names, each input set with the
+// provider's reference.
+func providerInputs(raw []json.RawMessage, namespace string, providers Providers) ([]map[string]any, error) {
+	names := map[string]bool{}
+	for i, r := range raw {
+		var ref inputRef
+		if err := json.Unmarshal(r, &ref); err != nil {
+			return nil, fmt.Errorf("spec.inputsFrom[%d]: %w", i, err)
+		}
+		switch {
+		case ref.Kind != "" && ref.Kind != "ResourceSetInputProvider":
+			return nil, fmt.Errorf("spec.inputsFrom[%d]: kind %s: only ResourceSetInputProvider provides inputs", i, ref.Kind)
+		case ref.Name == "":
+			return nil, &Unexpanded{"it selects its ResourceSetInputProviders by label (spec.inputsFrom[" + fmt.Sprint(i) + "].selector), which is not read from the cluster"}
+		}
+		names[ref.Name] = true
+	}
+	var out []map[string]any
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		sets, err := providers(namespace, name)
+		if err != nil {
+			return nil, &Unexpanded{fmt.Sprintf("ResourceSetInputProvider %s/%s: %v", namespace, name, err)}
+		}
+		for _, in := range sets {
+			if in == nil {
+				in = map[string]any{}
+			}
+			in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": "ResourceSetInputProvider", "name": name, "namespace": namespace}
+			out = append(out, in)
+		}
 	}
 	return out, nil
 }

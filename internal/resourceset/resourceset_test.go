@@ -2,6 +2,7 @@ package resourceset
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestBuild(t *testing.T) {
 			if err := yaml.Unmarshal(data, &rs); err != nil {
 				t.Fatal(err)
 			}
-			objs, err := Build(rs)
+			objs, err := Build(rs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestBuildRefused(t *testing.T) {
 		{"a null input set is an empty one", "", "  inputs: [null]\n  resources: [" + cm + "]", `map has no entry for key "name"`, false},
 		{"a broken template", "", "  inputs: [{name: a}]\n  resourcesTemplate: '<< if >>'", "parse the template", false},
 	} {
-		_, err := Build(obj(tc.meta, tc.spec))
+		_, err := Build(obj(tc.meta, tc.spec), nil)
 		var u *Unexpanded
 		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &u) != tc.unexpanded {
 			t.Errorf("%s: %v, want %q (unexpanded %v)", tc.name, err, tc.want, tc.unexpanded)
@@ -108,5 +109,82 @@ func TestBuildMatchesOperator(t *testing.T) {
 		if got := strings.Join(kept, ""); got != string(want) {
 			t.Errorf("%s: the operator builds\n%s\nthe golden file holds\n%s", filepath.Base(f), got, want)
 		}
+	}
+}
+
+// TestBuildProviders: inputs from ResourceSetInputProviders, read from the cluster (their
+// status.exportedInputs): after the inline ones, each provider's in the order of their names,
+// each input set with its provider's reference; none from its providers, no objects; a
+// selector, or a provider the cluster does not answer, is not built.
+func TestBuildProviders(t *testing.T) {
+	var rs map[string]any
+	if err := yaml.Unmarshal([]byte(`apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: previews, namespace: apps}
+spec:
+  inputs: [{id: "0", branch: main}]
+  inputsFrom:
+    - {kind: ResourceSetInputProvider, name: prs}
+    - {apiVersion: fluxcd.controlplane.io/v1, kind: ResourceSetInputProvider, name: branches}
+    - {name: prs}
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: 'preview-<< inputs.id >>', namespace: apps}
+      data: {branch: '<< inputs.branch >>', from: '<< inputs.provider.kind >>/<< inputs.provider.namespace >>/<< inputs.provider.name >>'}
+`), &rs); err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string][]map[string]any{
+		"prs":      {{"id": "12", "branch": "fix-a"}, {"id": "15", "branch": "feat-b"}},
+		"branches": {{"id": "7", "branch": "release"}},
+	}
+	var asked []string
+	providers := func(namespace, name string) ([]map[string]any, error) {
+		asked = append(asked, namespace+"/"+name)
+		sets, ok := exported[name]
+		if !ok {
+			return nil, errors.New("not found")
+		}
+		return sets, nil
+	}
+	objs, err := Build(rs, providers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		meta, _ := o["metadata"].(map[string]any)
+		data, _ := o["data"].(map[string]any)
+		got = append(got, fmt.Sprintf("%s %s %s", meta["name"], data["branch"], data["from"]))
+	}
+	want := []string{
+		"preview-0 main ResourceSet/apps/previews",
+		"preview-7 release ResourceSetInputProvider/apps/branches",
+		"preview-12 fix-a ResourceSetInputProvider/apps/prs",
+		"preview-15 feat-b ResourceSetInputProvider/apps/prs",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || strings.Join(asked, ",") != "apps/branches,apps/prs" {
+		t.Errorf("objects\n  %s\nwant\n  %s\n(providers asked: %v)", strings.Join(got, "\n  "), strings.Join(want, "\n  "), asked)
+	}
+
+	spec := rs["spec"].(map[string]any)
+	delete(spec, "inputs")
+	exported["prs"], exported["branches"] = nil, nil
+	if objs, err := Build(rs, providers); err != nil || len(objs) != 0 {
+		t.Errorf("no input sets from its providers: %d objects, %v; want none", len(objs), err)
+	}
+	spec["inputsFrom"] = []any{map[string]any{"name": "gone"}}
+	var u *Unexpanded
+	if _, err := Build(rs, providers); !errors.As(err, &u) || !strings.Contains(err.Error(), "ResourceSetInputProvider apps/gone: not found") {
+		t.Errorf("a provider the cluster lacks: %v", err)
+	}
+	spec["inputsFrom"] = []any{map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}}}
+	if _, err := Build(rs, providers); !errors.As(err, &u) || !strings.Contains(err.Error(), "by label") {
+		t.Errorf("a selector: %v", err)
+	}
+	spec["inputsFrom"] = []any{map[string]any{"kind": "ConfigMap", "name": "x"}}
+	if _, err := Build(rs, providers); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "only ResourceSetInputProvider") {
+		t.Errorf("another kind: %v", err)
 	}
 }
