@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	livepkg "github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/normalize"
 )
@@ -44,16 +46,18 @@ func markLive(ctx context.Context, rep *diff.Report, objs, baseObjs []manifest.O
 			version = ob.APIVersion
 		}
 		live, err := cluster.Get(ctx, id.Group, version, id.Kind, id.Namespace, id.Name)
+		// No object, or no kind to hold one (its CRD, a chart's crds/ say, comes with it).
+		absent := apierrors.IsNotFound(err) || errors.Is(err, livepkg.ErrNotServed)
 		_, inBase := baseByName[o.Object]
 		for j := range o.Rows {
 			r := &o.Rows[j]
 			switch {
-			case apierrors.IsNotFound(err) && !inBase:
+			case absent && !inBase:
 				// The head adds the object: no object is the base's state.
 				r.Live = diff.LiveBase
 				r.Why += "; live: the object is not in the cluster yet"
 				continue
-			case apierrors.IsNotFound(err):
+			case absent:
 				r.Live = diff.LiveAbsent
 			case err != nil:
 				r.Why += "; live: unread (" + err.Error() + ")"

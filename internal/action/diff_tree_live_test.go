@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/diff"
 	"github.com/helm-drift/helm-drift/internal/fluxtree"
+	livepkg "github.com/helm-drift/helm-drift/internal/live"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
@@ -78,9 +80,10 @@ func TestMarkLiveAddedObject(t *testing.T) {
 		live map[string]any
 		want string
 	}{
-		"not there yet":     {nil, diff.LiveBase},
-		"there, the head's": {there("prod"), diff.LiveHead},
-		"another one":       {there("dev"), diff.LiveOther},
+		"not there yet":      {nil, diff.LiveBase},
+		"no kind for it yet": {map[string]any{"notServed": true}, diff.LiveBase},
+		"there, the head's":  {there("prod"), diff.LiveHead},
+		"another one":        {there("dev"), diff.LiveOther},
 	} {
 		rep := &diff.Report{Objects: []diff.Object{{Object: "ConfigMap apps/tier", Missing: true, Rows: []diff.Row{{Path: "(whole object)"}}}}}
 		markLive(context.Background(), rep, head, nil, "apps", getterOf(c.live))
@@ -90,12 +93,16 @@ func TestMarkLiveAddedObject(t *testing.T) {
 	}
 }
 
-// getterOf answers every Get with obj, or NotFound when it is nil.
+// getterOf answers every Get with obj, or NotFound when it is nil, or that the cluster does not
+// serve the kind when it is {notServed: true}.
 type getterOf map[string]any
 
 func (g getterOf) Get(_ context.Context, group, _, kind, _, name string) (map[string]any, error) {
 	if g == nil {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind) + "s"}, name)
+	}
+	if g["notServed"] == true {
+		return nil, fmt.Errorf("%s.%s: %w", kind, group, livepkg.ErrNotServed)
 	}
 	return g, nil
 }
