@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,6 +201,17 @@ func (c clusterOf) Get(_ context.Context, group, version, kind, namespace, name 
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: group, Resource: strings.ToLower(kind)}, name)
 }
 
+// ListObjects lists the objects of kind in namespace.
+func (c clusterOf) ListObjects(_ context.Context, _, _, kind, namespace string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		if strings.HasPrefix(k, kind+"/"+namespace+"/") {
+			out = append(out, c[k])
+		}
+	}
+	return out, nil
+}
+
 // TestLiveSubstituteFromCluster: under --live, a postBuild.substituteFrom ConfigMap or Secret
 // the tree does not hold is read from the cluster, as kustomize-controller reads it: the
 // HelmRelease is previewed with its values (the Secret's never shown), the variables named as
@@ -339,6 +351,29 @@ spec:
 	want := "apps/preview-12: ConfigMap apps/preview-12 data.replicas,apps/preview-15: ConfigMap apps/preview-15 data.replicas"
 	if len(res.Problems) > 0 || len(res.Unmeasured) > 0 || strings.Join(rows, ",") != want {
 		t.Errorf("rows %v (problems %v, unmeasured %v), want %s", rows, res.Problems, res.Unmeasured, want)
+	}
+
+	// The providers selected by label: those the cluster lists with it.
+	for _, dir := range []string{base, head} {
+		p := filepath.Join(dir, "clusters/a/previews.yaml")
+		data, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, []byte(strings.Replace(string(data), "inputsFrom: [{kind: ResourceSetInputProvider, name: prs}]", "inputsFrom: [{selector: {matchLabels: {preview: 'true'}}}]", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cluster["ResourceSetInputProvider/apps/prs"]["metadata"] = map[string]any{"name": "prs", "namespace": "apps", "labels": map[string]any{"preview": "true"}}
+	cluster["ResourceSetInputProvider/apps/tags"] = map[string]any{"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSetInputProvider",
+		"metadata": map[string]any{"name": "tags", "namespace": "apps"},
+		"status":   map[string]any{"exportedInputs": []any{map[string]any{"id": "99", "branch": "v1"}}}}
+	if res, err = d.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows = nil
+	for _, r := range res.Rows {
+		rows = append(rows, r.HelmRelease)
+	}
+	if strings.Join(rows, ",") != "apps/preview-12,apps/preview-15" || len(res.Unmeasured) > 0 {
+		t.Errorf("selected by label: %v (unmeasured %v), want the labelled provider's two", rows, res.Unmeasured)
 	}
 
 	d = &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Tree: fluxtree.Options{Sources: []string{"apps/fleet"}}}

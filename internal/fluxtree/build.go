@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 
@@ -322,14 +323,15 @@ func (b *builder) expandResourceSets(ctx context.Context, objs []built, where st
 	return out
 }
 
-// providers reads the input sets a ResourceSetInputProvider exports (its status, which only
-// the cluster holds) from Options.Outside (diff tree --live), each a copy decoded as the
-// operator decodes it; nil without the cluster.
-func (b *builder) providers(ctx context.Context) resourceset.Providers {
+// providers reads what ResourceSetInputProviders export (their status, which only the
+// cluster holds) from Options.Outside (diff tree --live): each input set a copy decoded as the
+// operator decodes it, and, when the cluster lists objects, the providers a label selector
+// selects. Nil without the cluster.
+func (b *builder) providers(ctx context.Context) *resourceset.Providers {
 	if b.opts.Outside == nil {
 		return nil
 	}
-	return func(namespace, name string) ([]map[string]any, error) {
+	p := &resourceset.Providers{Inputs: func(namespace, name string) ([]map[string]any, error) {
 		o, err := b.opts.Outside.Get(ctx, resourceset.Group, "v1", "ResourceSetInputProvider", namespace, name)
 		if err != nil {
 			return nil, err
@@ -344,7 +346,29 @@ func (b *builder) providers(ctx context.Context) resourceset.Providers {
 			return nil, fmt.Errorf("status.exportedInputs: %w", err)
 		}
 		return sets, nil
+	}}
+	if l, ok := b.opts.Outside.(lister); ok {
+		p.Select = func(namespace string, selector labels.Selector) ([]string, error) {
+			items, err := l.ListObjects(ctx, resourceset.Group, "v1", "ResourceSetInputProvider", namespace)
+			if err != nil {
+				return nil, err
+			}
+			var names []string
+			for _, it := range items {
+				u := unstructured.Unstructured{Object: it}
+				if selector.Matches(labels.Set(u.GetLabels())) {
+					names = append(names, u.GetName())
+				}
+			}
+			return names, nil
+		}
 	}
+	return p
+}
+
+// lister is a cluster that lists the objects of a kind in a namespace (internal/live's).
+type lister interface {
+	ListObjects(ctx context.Context, group, version, kind, namespace string) ([]map[string]any, error)
 }
 
 // made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):

@@ -26,7 +26,9 @@ import (
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	sprig "github.com/go-task/slim-sprig/v3"
 	"github.com/gosimple/slug"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
 
@@ -78,9 +80,15 @@ type spec struct {
 	} `json:"commonMetadata"`
 }
 
-// Providers answers the input sets a ResourceSetInputProvider of the cluster exports (its
-// status.exportedInputs), by namespace and name.
-type Providers func(namespace, name string) ([]map[string]any, error)
+// Providers answers what the cluster's ResourceSetInputProviders export.
+type Providers struct {
+	// Inputs are the input sets the provider namespace/name exports (its
+	// status.exportedInputs).
+	Inputs func(namespace, name string) ([]map[string]any, error)
+	// Select, when set, names the providers of namespace that selector selects; nil: a
+	// ResourceSet that selects its providers by label is not built.
+	Select func(namespace string, selector labels.Selector) ([]string, error)
+}
 
 // inputRef is an entry of spec.inputsFrom.
 type inputRef struct {
@@ -92,9 +100,9 @@ type inputRef struct {
 // Build returns the objects the operator applies for the ResourceSet rs (its fields, as
 // decoded from YAML or JSON), in its order: the steps in turn, in each the objects of
 // spec.resources then those of spec.resourcesTemplate. Inputs from providers (spec.inputsFrom,
-// by name) are read from providers, the cluster's; with none, such a ResourceSet is
-// Unexpanded.
-func Build(rs map[string]any, providers Providers) ([]map[string]any, error) {
+// by name or label selector) are read from providers, the cluster's; with none, such a
+// ResourceSet is Unexpanded.
+func Build(rs map[string]any, providers *Providers) ([]map[string]any, error) {
 	u := unstructured.Unstructured{Object: rs}
 	raw, err := json.Marshal(rs["spec"])
 	if err != nil {
@@ -177,10 +185,10 @@ func Build(rs map[string]any, providers Providers) ([]map[string]any, error) {
 	return out, nil
 }
 
-// providerInputs are the input sets of the providers refs name, in the namespace of the
-// ResourceSet, each provider once, in the order of their names, each input set with the
+// providerInputs are the input sets of the providers refs name or select, in the namespace of
+// the ResourceSet, each provider once, in the order of their names, each input set with the
 // provider's reference.
-func providerInputs(raw []json.RawMessage, namespace string, providers Providers) ([]map[string]any, error) {
+func providerInputs(raw []json.RawMessage, namespace string, providers *Providers) ([]map[string]any, error) {
 	names := map[string]bool{}
 	for i, r := range raw {
 		var ref inputRef
@@ -190,14 +198,34 @@ func providerInputs(raw []json.RawMessage, namespace string, providers Providers
 		switch {
 		case ref.Kind != "" && ref.Kind != "ResourceSetInputProvider":
 			return nil, fmt.Errorf("spec.inputsFrom[%d]: kind %s: only ResourceSetInputProvider provides inputs", i, ref.Kind)
-		case ref.Name == "":
-			return nil, &Unexpanded{"it selects its ResourceSetInputProviders by label (spec.inputsFrom[" + fmt.Sprint(i) + "].selector), which is not read from the cluster"}
+		case ref.Name != "":
+			names[ref.Name] = true
+		case len(ref.Selector) > 0:
+			if providers.Select == nil {
+				return nil, &Unexpanded{fmt.Sprintf("it selects its ResourceSetInputProviders by label (spec.inputsFrom[%d].selector), which is not read from the cluster", i)}
+			}
+			var ls metav1.LabelSelector
+			if err := json.Unmarshal(ref.Selector, &ls); err != nil {
+				return nil, fmt.Errorf("spec.inputsFrom[%d].selector: %w", i, err)
+			}
+			sel, err := metav1.LabelSelectorAsSelector(&ls)
+			if err != nil {
+				return nil, fmt.Errorf("spec.inputsFrom[%d].selector: %w", i, err)
+			}
+			selected, err := providers.Select(namespace, sel)
+			if err != nil {
+				return nil, &Unexpanded{fmt.Sprintf("list the ResourceSetInputProviders of %s: %v", namespace, err)}
+			}
+			for _, n := range selected {
+				names[n] = true
+			}
+		default:
+			return nil, fmt.Errorf("spec.inputsFrom[%d]: neither a name nor a selector", i)
 		}
-		names[ref.Name] = true
 	}
 	var out []map[string]any
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		sets, err := providers(namespace, name)
+		sets, err := providers.Inputs(namespace, name)
 		if err != nil {
 			return nil, &Unexpanded{fmt.Sprintf("ResourceSetInputProvider %s/%s: %v", namespace, name, err)}
 		}

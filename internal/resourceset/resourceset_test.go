@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/golden"
@@ -140,14 +141,14 @@ spec:
 		"branches": {{"id": "7", "branch": "release"}},
 	}
 	var asked []string
-	providers := func(namespace, name string) ([]map[string]any, error) {
+	providers := &Providers{Inputs: func(namespace, name string) ([]map[string]any, error) {
 		asked = append(asked, namespace+"/"+name)
 		sets, ok := exported[name]
 		if !ok {
 			return nil, errors.New("not found")
 		}
 		return sets, nil
-	}
+	}}
 	objs, err := Build(rs, providers)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,20 @@ spec:
 	}
 	spec["inputsFrom"] = []any{map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}}}
 	if _, err := Build(rs, providers); !errors.As(err, &u) || !strings.Contains(err.Error(), "by label") {
-		t.Errorf("a selector: %v", err)
+		t.Errorf("a selector, the cluster not listed: %v", err)
+	}
+	// Selected by label where the cluster lists them: each provider once, by name.
+	exported["prs"], exported["branches"] = []map[string]any{{"id": "12", "branch": "fix-a"}}, []map[string]any{{"id": "7", "branch": "release"}}
+	providers.Select = func(namespace string, selector labels.Selector) ([]string, error) {
+		if !selector.Matches(labels.Set{"app": "web"}) || selector.Matches(labels.Set{"app": "db"}) {
+			t.Errorf("selector %s", selector)
+		}
+		return []string{"prs", "branches"}, nil
+	}
+	spec["inputsFrom"] = append(spec["inputsFrom"].([]any), map[string]any{"name": "prs"})
+	asked = nil
+	if objs, err := Build(rs, providers); err != nil || len(objs) != 2 || strings.Join(asked, ",") != "apps/branches,apps/prs" {
+		t.Errorf("selected providers: %d objects, %v, asked %v", len(objs), err, asked)
 	}
 	spec["inputsFrom"] = []any{map[string]any{"kind": "ConfigMap", "name": "x"}}
 	if _, err := Build(rs, providers); err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "only ResourceSetInputProvider") {
