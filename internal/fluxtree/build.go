@@ -341,8 +341,8 @@ func (b *builder) providers(ctx context.Context) *resourceset.Providers {
 		if err != nil {
 			return nil, err
 		}
-		var sets []map[string]any
-		if err := json.Unmarshal(data, &sets); err != nil {
+		sets, err := resourceset.DecodeInputs(data)
+		if err != nil {
 			return nil, fmt.Errorf("status.exportedInputs: %w", err)
 		}
 		return sets, nil

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	kjson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,8 +63,8 @@ func init() {
 
 // spec is what the build reads of a ResourceSet.
 type spec struct {
-	Inputs        []map[string]any  `json:"inputs"`
-	InputsFrom    []json.RawMessage `json:"inputsFrom"`
+	Inputs        []map[string]json.RawMessage `json:"inputs"`
+	InputsFrom    []json.RawMessage            `json:"inputsFrom"`
 	InputStrategy *struct {
 		Name string `json:"name"`
 	} `json:"inputStrategy"`
@@ -125,13 +126,12 @@ func Build(rs map[string]any, providers *Providers) ([]map[string]any, error) {
 		return nil, errors.New("spec.steps is mutually exclusive with spec.resources and spec.resourcesTemplate")
 	}
 	// The inline inputs, each with the reference of the object providing it.
-	inputs := make([]map[string]any, 0, len(s.Inputs))
-	for _, in := range s.Inputs {
-		if in == nil {
-			in = map[string]any{} // an input set written as null: an empty one
-		}
+	inputs, err := decodeInputs(s.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range inputs {
 		in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": Kind, "name": u.GetName(), "namespace": u.GetNamespace()}
-		inputs = append(inputs, in)
 	}
 	// Then those of each provider, in the order of their names (all of the ResourceSet's
 	// namespace, all of one kind), each with its reference.
@@ -185,6 +185,35 @@ func Build(rs map[string]any, providers *Providers) ([]map[string]any, error) {
 	return out, nil
 }
 
+// DecodeInputs reads input sets from JSON (a list of objects: spec.inputs, a provider's
+// status.exportedInputs) as the operator reads them: each value by itself, a whole number as
+// an integer (k8s.io/apimachinery's JSON), so that << inputs.id >> prints 340788154, not
+// 3.40788154e+08; a set written as null is an empty one.
+func DecodeInputs(data []byte) ([]map[string]any, error) {
+	var sets []map[string]json.RawMessage
+	if err := json.Unmarshal(data, &sets); err != nil {
+		return nil, err
+	}
+	return decodeInputs(sets)
+}
+
+// decodeInputs decodes each value of each input set (see DecodeInputs).
+func decodeInputs(sets []map[string]json.RawMessage) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, len(sets))
+	for i, set := range sets {
+		in := make(map[string]any, len(set))
+		for k, raw := range set {
+			var v any
+			if err := kjson.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("inputs[%d].%s: %w", i, k, err)
+			}
+			in[k] = v
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
 // providerInputs are the input sets of the providers refs name or select, in the namespace of
 // the ResourceSet, each provider once, in the order of their names, each input set with the
 // provider's reference.
@@ -231,7 +260,7 @@ func providerInputs(raw []json.RawMessage, namespace string, providers *Provider
 		}
 		for _, in := range sets {
 			if in == nil {
-				in = map[string]any{}
+				in = map[string]any{} // a set written as null: an empty one
 			}
 			in["provider"] = map[string]any{"apiVersion": Group + "/v1", "kind": "ResourceSetInputProvider", "name": name, "namespace": namespace}
 			out = append(out, in)
