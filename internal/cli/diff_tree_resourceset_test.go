@@ -108,6 +108,46 @@ spec:
 		}
 	}
 
+	// A Static provider the tree holds: its default values are the input set, offline, as long
+	// as the templates do not use its id (the cluster derives it from the object's UID).
+	static := func(name string) map[string]string {
+		f := rset(`[]`, "  inputsFrom: [{kind: ResourceSetInputProvider, name: defaults}]\n")
+		f["clusters/prod/apps.yaml"] = strings.ReplaceAll(f["clusters/prod/apps.yaml"], "web-<< inputs.tenant >>", name) + `---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSetInputProvider
+metadata: {name: defaults, namespace: apps}
+spec:
+  type: Static
+  defaultValues: {tenant: z, replicas: REPLICAS}
+`
+		return f
+	}
+	for _, tc := range []struct {
+		name, hr string
+		code     int
+		want     string
+	}{
+		{"its id unused", "web-<< inputs.tenant >>", ExitDrift, "apps/web-z upgrade"},
+		{"its id used", "web-<< inputs.id >>", ExitUnmeasured, "use the id of a Static ResourceSetInputProvider"},
+	} {
+		files := static(tc.hr)
+		files["clusters/prod/apps.yaml"] = strings.Replace(files["clusters/prod/apps.yaml"], "REPLICAS", "1", 1)
+		dir := gitTree(t, bootstrapped(chart, files))
+		head := static(tc.hr)
+		head["clusters/prod/apps.yaml"] = strings.Replace(head["clusters/prod/apps.yaml"], "REPLICAS", "4", 1)
+		writeTree(t, dir, head)
+		code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+		var doc treeDocument
+		_ = json.Unmarshal([]byte(out), &doc)
+		got := errOut
+		for _, hr := range doc.HelmReleases {
+			got += hr.HelmRelease + " " + hr.Next
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("static provider, %s: exit %d, want %d and %q\n%s", tc.name, code, tc.code, tc.want, got)
+		}
+	}
+
 	// Inputs from the cluster: noted while the pull request leaves the ResourceSet alone.
 	fromCluster := "  inputsFrom: [{kind: ResourceSetInputProvider, name: tenants}]\n"
 	dir = gitTree(t, bootstrapped(chart, rset(base, fromCluster)))

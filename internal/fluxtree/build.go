@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -306,11 +307,19 @@ func (b *builder) expandResourceSets(ctx context.Context, objs []built, where st
 			continue
 		}
 		id := "ResourceSet " + o.namespace + "/" + o.name + " (" + where + ")"
-		made, err := resourceset.Build(o.obj, b.providers(ctx))
+		made, err := b.buildResourceSet(ctx, o, objs)
 		var u *resourceset.Unexpanded
 		switch {
 		case errors.As(err, &u):
-			b.tree.unexpanded(id, o.obj, u.Why)
+			// What makes its objects: the ResourceSet, and the providers beside it (a change
+			// to one is a change to what it makes).
+			inputs := []any{o.obj}
+			for _, p := range objs {
+				if p.group == resourceset.Group && p.kind == "ResourceSetInputProvider" && p.namespace == o.namespace {
+					inputs = append(inputs, p.obj)
+				}
+			}
+			b.tree.unexpanded(id, inputs, u.Why)
 			continue
 		case err != nil:
 			b.tree.problemOnce(Problem{Where: id, Err: err})
@@ -321,6 +330,60 @@ func (b *builder) expandResourceSets(ctx context.Context, objs []built, where st
 		}
 	}
 	return out
+}
+
+// buildResourceSet builds the ResourceSet o: with the cluster's providers under --live; else
+// with the Static providers among objs (the same Kustomization's). A Static provider exports
+// its spec.defaultValues and an id the cluster derives from the object's UID, which no file
+// holds: the ResourceSet is built twice, with two made-up ids, and one whose objects the id
+// changes is not built offline.
+func (b *builder) buildResourceSet(ctx context.Context, o built, objs []built) ([]map[string]any, error) {
+	if p := b.providers(ctx); p != nil {
+		return resourceset.Build(o.obj, p)
+	}
+	used := false
+	first, err := resourceset.Build(o.obj, staticProviders(objs, "1000000001", &used))
+	if err != nil || !used {
+		return first, err
+	}
+	second, err := resourceset.Build(o.obj, staticProviders(objs, "1000000002", &used))
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(first, second) {
+		return nil, &resourceset.Unexpanded{Why: "its templates use the id of a Static ResourceSetInputProvider, which the cluster derives from the object's UID (--live reads it)"}
+	}
+	return first, nil
+}
+
+// staticProviders answers, with no cluster, the inputs of the Static
+// ResourceSetInputProviders among objs: their spec.defaultValues, with id as their id; *used
+// is set once one is asked for. Another type's inputs, or a provider objs lacks, only the
+// cluster answers; so do label selectors (providers elsewhere may match).
+func staticProviders(objs []built, id string, used *bool) *resourceset.Providers {
+	return &resourceset.Providers{Inputs: func(namespace, name string) ([]map[string]any, error) {
+		for _, o := range objs {
+			if o.group != resourceset.Group || o.kind != "ResourceSetInputProvider" || o.namespace != namespace || o.name != name {
+				continue
+			}
+			spec, _ := o.obj["spec"].(map[string]any)
+			if t := str(spec, "type"); t != "Static" {
+				return nil, fmt.Errorf("type %s: its inputs only the cluster answers (--live reads them)", t)
+			}
+			*used = true
+			data, err := json.Marshal([]any{spec["defaultValues"]})
+			if err != nil {
+				return nil, err
+			}
+			sets, err := resourceset.DecodeInputs(data)
+			if err != nil {
+				return nil, fmt.Errorf("spec.defaultValues: %w", err)
+			}
+			sets[0]["id"] = id
+			return sets, nil
+		}
+		return nil, errors.New("not among the objects its Kustomization applies: only the cluster answers (--live reads it)")
+	}}
 }
 
 // providers reads what ResourceSetInputProviders export (their status, which only the

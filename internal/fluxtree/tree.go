@@ -99,8 +99,8 @@ type Tree struct {
 	NotApplied []string
 	// Unexpanded are the Flux Operator ResourceSets whose objects cannot be built offline
 	// (their inputs come from the cluster), by "ResourceSet namespace/name (Kustomization
-	// ...)": why, and a digest of the ResourceSet as applied, to tell whether a change touched
-	// it.
+	// ...)": why, and a digest of the ResourceSet as applied and the providers beside it, to
+	// tell whether a change touched them.
 	Unexpanded map[string]Unexpanded
 	git        *gitSources
 	// contexts are the objects each context (a root Kustomization's path) applies; failed,
@@ -167,16 +167,17 @@ func (t *Tree) GitRepository(h *HelmRelease, ns, name string) (dir, revision str
 type Unexpanded struct {
 	// Why says what only the cluster answers.
 	Why string
-	// Digest is a digest of the ResourceSet as applied.
+	// Digest is a digest of the ResourceSet as applied and the providers beside it.
 	Digest string
 }
 
-// unexpanded records the ResourceSet obj, named id, as not built offline.
-func (t *Tree) unexpanded(id string, obj map[string]any, why string) {
+// unexpanded records the ResourceSet named id as not built offline; inputs are what makes its
+// objects, as far as the tree holds them (digested, to tell a change).
+func (t *Tree) unexpanded(id string, inputs any, why string) {
 	if t.Unexpanded == nil {
 		t.Unexpanded = map[string]Unexpanded{}
 	}
-	data, _ := json.Marshal(obj)
+	data, _ := json.Marshal(inputs)
 	sum := sha256.Sum256(data)
 	t.Unexpanded[id] = Unexpanded{Why: why, Digest: hex.EncodeToString(sum[:])}
 }
