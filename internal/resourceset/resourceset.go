@@ -231,7 +231,7 @@ func providerInputs(raw []json.RawMessage, namespace string, providers *Provider
 			names[ref.Name] = true
 		case len(ref.Selector) > 0:
 			if providers.Select == nil {
-				return nil, &Unexpanded{fmt.Sprintf("it selects its ResourceSetInputProviders by label (spec.inputsFrom[%d].selector), which is not read from the cluster", i)}
+				return nil, &Unexpanded{fmt.Sprintf("it selects its ResourceSetInputProviders by label (spec.inputsFrom[%d].selector), which only the cluster lists (--live reads them)", i)}
 			}
 			var ls metav1.LabelSelector
 			if err := json.Unmarshal(ref.Selector, &ls); err != nil {
