@@ -91,6 +91,9 @@ func causes(p treePair, base, head *treeSide) []string {
 	if head.built.Reused {
 		out = append(out, "upgrade.preserveValues: Helm reuses the base release's values under the head's, and the base chart's defaults in place of the head chart's (--reuse-values)")
 	}
+	if head.built.Reupgrades {
+		out = append(out, "upgrade.preserveValues: the values Helm then stores (merged) differ from those helm-controller composes, so every later reconcile finds the release out of sync and upgrades it again: a new revision each time, with the same objects")
+	}
 	for _, ref := range inputsOf(specOf(p.head), p.head.Namespace) {
 		b, h := p.base.Objects[ref], p.head.Objects[ref]
 		if reflect.DeepEqual(b, h) {

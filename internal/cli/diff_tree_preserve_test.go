@@ -82,7 +82,22 @@ spec:
 			if doc.HelmReleases[0].Next != tc.next {
 				t.Errorf("next %q, want %s", doc.HelmReleases[0].Next, tc.next)
 			}
+			// The head drops replicas: Helm stores the merged values, which helm-controller's
+			// composed ones differ from on every later reconcile.
+			if again := strings.Contains(causes, "every later reconcile"); again != (tc.name == "preserved") {
+				t.Errorf("causes name the upgrades on every reconcile: %v, want %v:\n%s", again, !again, causes)
+			}
 		})
+	}
+	// The head keeps every key of the base's values: what Helm stores is what helm-controller
+	// composes, and nothing is upgraded again.
+	files := bootstrapped(chart("web", "1.0.0", "nginx:1.27"),
+		map[string]string{"clusters/prod/web.yaml": namespacedWeb("{replicas: 3}", "  upgrade: {preserveValues: true}\n")})
+	dir := gitTree(t, files)
+	writeTree(t, dir, map[string]string{"clusters/prod/web.yaml": strings.Replace(files["clusters/prod/web.yaml"], "{replicas: 3}", "{replicas: 4}", 1)})
+	code, out, errOut := runTree(t, dir, "--base", "HEAD", "-o", "json")
+	if causes := strings.Join(oneReport(t, out).HelmReleases[0].Report.Causes, "\n"); code != ExitDrift || strings.Contains(causes, "every later reconcile") || !strings.Contains(causes, cause) {
+		t.Errorf("no key dropped: exit %d, causes\n%s%s", code, causes, errOut)
 	}
 }
 

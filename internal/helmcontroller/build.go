@@ -68,6 +68,12 @@ type Built struct {
 	// Reused says the values are Helm's --reuse-values over BuildOptions.Upgrades
 	// (spec.upgrade.preserveValues).
 	Reused bool
+	// Reupgrades, with Reused, says the values Helm stores (those --reuse-values merged)
+	// differ from those helm-controller composes: it finds the release out of sync on every
+	// later reconcile and upgrades it again, each time a new revision with the same objects.
+	// xref: helm-controller internal/reconcile/state.go (VerifyRelease: ErrConfigDigest);
+	// internal/release/observation.go (ConfigDigest of the release's Config).
+	Reupgrades bool
 	// Offered are, for a render without a cluster, the API versions it offered beside
 	// Kubernetes' own: BuildOptions.APIVersions and those of the CRDs the release's charts
 	// install (see withChartCRDs).
@@ -131,13 +137,16 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		}
 	}
 	again := deepCopyValues(vals) // the SDK may change the map it is given
+	// The values Helm stores: --reuse-values merged; helm-controller compares its composed ones
+	// with them on every reconcile.
+	reupgrades := reused && ConfigDigest(again) != ConfigDigest(composed)
 	r, err := Render(ctx, hr, ch, vals, ro)
 	if err != nil {
 		return nil, &BuildError{Stage: StageRender, Err: err}
 	}
 	// What helm-controller stores and compares is the values it composed, not the SDK's.
 	r.Source, r.ConfigDigest, r.values = src, ConfigDigest(composed), composed
-	b := &Built{Rendered: r, CRDs: ChartCRDs(ch), Reused: reused, Offered: offered}
+	b := &Built{Rendered: r, CRDs: ChartCRDs(ch), Reused: reused, Reupgrades: reupgrades, Offered: offered}
 	if !o.Rerender {
 		return b, nil
 	}
