@@ -36,6 +36,11 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	h := &hookReceiver{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if len(body) == 0 {
+			// Not a notification (a request with no body, seen once in CI): nothing to read.
+			t.Logf("the Provider's address got a %s with no body", r.Method)
+			return
+		}
 		var ev eventv1.Event
 		if err := json.Unmarshal(body, &ev); err != nil {
 			t.Errorf("the Provider posted something other than an event: %v\n%s", err, body)
@@ -48,6 +53,18 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	t.Cleanup(srv.Close)
 	h.url = srv.URL
 	return h
+}
+
+// first is the first event of reason received (a zero one when none).
+func (h *hookReceiver) first(reason string) eventv1.Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.events {
+		if e.Reason == reason {
+			return e
+		}
+	}
+	return eventv1.Event{}
 }
 
 // count is the number of events of reason received.
@@ -146,9 +163,7 @@ spec:
 	testenv.Eventually(t, 12*time.Second, "one DriftDetected forwarded by notification-controller, within two intervals", func() (bool, string) {
 		return hook.count("DriftDetected") == 1, hook.String() + "\n" + p.log()
 	})
-	hook.mu.Lock()
-	ev := hook.events[0]
-	hook.mu.Unlock()
+	ev := hook.first("DriftDetected")
 	if ev.InvolvedObject.Kind != "HelmRelease" || ev.InvolvedObject.Namespace != ns || ev.InvolvedObject.Name != "web" ||
 		ev.Severity != eventv1.EventSeverityError || ev.ReportingController != "helm-drift" {
 		t.Errorf("the DriftDetected event: %+v", ev)
