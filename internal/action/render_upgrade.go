@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/helm-drift/helm-drift/internal/kubeapis"
 	"github.com/helm-drift/helm-drift/internal/manifest"
 	"github.com/helm-drift/helm-drift/internal/varying"
 )
@@ -246,17 +245,6 @@ func renderUpgrade(ctx context.Context, sdk upgradeSDK, twin func() (upgradeSDK,
 	}
 	r.Offline = sdk.renderedOffline()
 	return r, nil
-}
-
-// offeredAt are the API versions a render with no cluster offers at Kubernetes version kv
-// ("": the Helm 4 SDK's default, client-go's version; the Helm 3 SDK would render for 1.20
-// unless built for another), beside given: those kv's API server serves by default
-// (kubeapis).
-func offeredAt(kv string, given []string) ([]string, error) {
-	if kv == "" {
-		kv = kubeapis.DefaultVersion4()
-	}
-	return kubeapis.Offered(kv, given)
 }
 
 // crdsNotServed tells the dry-run failure of an install whose custom resources' kinds are not

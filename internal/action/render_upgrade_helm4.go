@@ -158,7 +158,7 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 					return "", renderInputs{}, &InputError{fmt.Errorf("kube version %q: %w", u.spec.KubeVersion, err)}
 				}
 			}
-			if in.APIVersions, err = offeredAt(u.spec.KubeVersion, u.spec.APIVersions); err != nil {
+			if in.APIVersions, err = kubeapis.Offered(u.spec.KubeVersion, u.spec.APIVersions); err != nil {
 				return "", renderInputs{}, &InputError{err}
 			}
 		}
@@ -181,7 +181,7 @@ func (u *upgrade4) render(ctx context.Context) (string, renderInputs, error) {
 				kv = sv.GitVersion
 			}
 			// As the install: its crds/ created first, then the capabilities read.
-			off.APIVersions, _ = offeredAt(kv, kubeapis.CRDServesIn([]byte(u.crds())))
+			off.APIVersions, _ = kubeapis.Offered(kv, kubeapis.CRDServesIn([]byte(u.crds())))
 			res, err = off.RunWithContext(ctx, u.ch, vals)
 			u.offline = err == nil
 		}

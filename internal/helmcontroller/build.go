@@ -111,7 +111,9 @@ func Build(ctx context.Context, hr *v2.HelmRelease, o BuildOptions) (*Built, err
 		if err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
-		if ro.APIVersions, err = offlineAPIVersions(o.KubeVersion, given); err != nil {
+		// Kubernetes' own API versions as the release serves them, not helm template's fixed
+		// set (see kubeapis), then those given.
+		if ro.APIVersions, err = kubeapis.Offered(o.KubeVersion, given); err != nil {
 			return nil, &BuildError{Stage: StageRender, Err: err}
 		}
 		offered = given

@@ -10,18 +10,6 @@ import (
 	"github.com/helm-drift/helm-drift/internal/kubeapis"
 )
 
-// offlineAPIVersions are the API versions a render with no cluster offers at Kubernetes
-// release kubeVersion ("": the Helm SDK's default): those it serves by default, in both forms
-// a cluster's discovery gives helm-controller's render ("group/version" and
-// "group/version/Kind"), then given. helm template offers instead a fixed set, versions no
-// cluster serves since Kubernetes 1.25 among them (see kubeapis).
-func offlineAPIVersions(kubeVersion string, given []string) ([]string, error) {
-	if kubeVersion == "" {
-		kubeVersion = kubeapis.DefaultVersion4()
-	}
-	return kubeapis.Offered(kubeVersion, given)
-}
-
 // asked finds the API versions a template asks .Capabilities.APIVersions.Has for by a literal.
 var asked = regexp.MustCompile(`\.Capabilities\.APIVersions\.Has\s+"([^"]+)"`)
 
@@ -32,7 +20,7 @@ var asked = regexp.MustCompile(`\.Capabilities\.APIVersions\.Has\s+"([^"]+)"`)
 // groups are not among them: the render answers for those as the release's API server does.
 func UnservedAsks(ch *chartv2.Chart, kubeVersion string, given []string) []string {
 	offered := map[string]bool{}
-	all, err := offlineAPIVersions(kubeVersion, given)
+	all, err := kubeapis.Offered(kubeVersion, given)
 	if err != nil {
 		return nil // the render itself refused the version
 	}

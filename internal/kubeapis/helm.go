@@ -25,9 +25,14 @@ func init() {
 }
 
 // Offered are the API versions a render with no cluster offers at Kubernetes release
-// version ("v1.34.2"): those the release serves by default (Served), then given (a render's
-// --api-versions, the CRDs a tree applies), clipped so that the SDK's append copies it.
+// version ("v1.34.2"; "": the Helm 4 SDK's default, client-go's version, for either SDK: Helm 3
+// would render for 1.20 unless built for another): those the release serves by default
+// (Served), then given (a render's --api-versions, the CRDs a tree applies), clipped so that
+// the SDK's append copies it.
 func Offered(version string, given []string) ([]string, error) {
+	if version == "" {
+		version = DefaultVersion4()
+	}
 	v, err := ParseVersion(version)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,11 @@ func TestOffered(t *testing.T) {
 			t.Errorf("Offered(%q): %v", v, err)
 		}
 	}
+	if def, err := Offered("", nil); err != nil || len(def) == 0 {
+		t.Errorf("Offered at the SDK's default version: %d versions, %v", len(def), err)
+	} else if at, _ := Offered(DefaultVersion4(), nil); !slices.Equal(def, at) {
+		t.Errorf("Offered(\"\") is not Offered(%q)", DefaultVersion4())
+	}
 	if _, err := Offered("latest", nil); err == nil || !strings.Contains(err.Error(), "v1.34.2") {
 		t.Errorf("Offered(latest): %v", err)
 	}
