@@ -1,7 +1,6 @@
 package helmcontroller
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 
@@ -57,12 +55,7 @@ func withPendingCRDs(hr *v2.HelmRelease, ch *chartv2.Chart, vals map[string]any,
 	extra := meta.NewDefaultRESTMapper(nil)
 	var pending []string
 	for _, c := range ch.CRDObjects() {
-		dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(c.File.Data), 4096)
-		for {
-			var crd map[string]any
-			if err := dec.Decode(&crd); err != nil {
-				break // the end, or a document the dry run names
-			}
+		for _, crd := range kubeapis.CRDsIn(c.File.Data) {
 			for _, v := range kubeapis.CRDServes(crd) {
 				if served.Has(v) {
 					continue

@@ -12,7 +12,6 @@
 package kubeapis
 
 import (
-	"bytes"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -24,10 +23,11 @@ import (
 	apiextv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	yamlutil "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
+
+	"github.com/helm-drift/helm-drift/internal/manifest"
 )
 
 // Version is a Kubernetes minor release.
@@ -209,17 +209,36 @@ func CRDServes(crd map[string]any) []string {
 	return out
 }
 
-// CRDServesIn are the API versions the CustomResourceDefinitions among the YAML or JSON
-// documents of data serve (CRDServes); a document that does not decode ends the reading, and
-// is left to whatever applies them to name.
+// CRDServesIn are the API versions the CustomResourceDefinitions among the YAML documents of
+// data serve (CRDServes), read by the one parser (internal/manifest); none when data does not
+// read, which whatever applies it names.
 func CRDServesIn(data []byte) []string {
 	var out []string
-	dec := yamlutil.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			return out
-		}
-		out = append(out, CRDServes(m)...)
+	for _, crd := range CRDsIn(data) {
+		out = append(out, CRDServes(crd)...)
 	}
+	return out
+}
+
+// CRDsIn are the CustomResourceDefinitions among the YAML documents of data, decoded (none
+// when data does not read).
+func CRDsIn(data []byte) []map[string]any {
+	st, err := manifest.Split(data)
+	if err != nil {
+		return nil
+	}
+	objs, err := manifest.Objects(st)
+	if err != nil {
+		return nil
+	}
+	var out []map[string]any
+	for _, o := range objs {
+		if o.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		if m, err := o.Decode(); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
