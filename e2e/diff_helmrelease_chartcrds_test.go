@@ -27,7 +27,7 @@ func TestDiffHelmReleaseChartCRDs(t *testing.T) {
 	h := clusterHelm(t, "helm4")
 	ns := cluster.Namespace(t)
 	group := ns + ".example.com"
-	chart := widgetsChart(t, group)
+	chart := widgetsChart(t, group, widgetsTemplate)
 	charts := chartRepository(t, h, chart)
 	applyYAML(t, fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
@@ -80,10 +80,23 @@ spec:
 	}
 }
 
-// widgetsChart writes chart widgets 1.0.0: its CRD (kind Widget of group) in crds/, and in
-// templates a Widget and a ConfigMap named for whether the chart sees the CRD's version served
-// (widgets-served-true). It returns its directory, and removes the CRD after the test.
-func widgetsChart(t *testing.T, group string) string {
+// widgetsTemplate is widgetsChart's template: a Widget, and a ConfigMap named for whether the
+// chart sees the CRD's version served (widgets-served-true); %[1]s is the CRD's group.
+const widgetsTemplate = `apiVersion: %[1]s/v1
+kind: Widget
+metadata: {name: {{ .Release.Name }}}
+spec: {size: 3}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Release.Name }}-served-{{ .Capabilities.APIVersions.Has "%[1]s/v1/Widget" }}}
+data: {size: "3"}
+`
+
+// widgetsChart writes chart widgets 1.0.0: its CRD (kind Widget of group) in crds/, and
+// template in templates (%[1]s in it the group). It returns its directory, and removes the CRD
+// after the test.
+func widgetsChart(t *testing.T, group, template string) string {
 	t.Helper()
 	chart := filepath.Join(t.TempDir(), "widgets")
 	writeFiles(t, chart, map[string]string{
@@ -101,16 +114,7 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `, group),
-		"templates/widget.yaml": fmt.Sprintf(`apiVersion: %[1]s/v1
-kind: Widget
-metadata: {name: {{ .Release.Name }}}
-spec: {size: 3}
----
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: {{ .Release.Name }}-served-{{ .Capabilities.APIVersions.Has "%[1]s/v1/Widget" }}}
-data: {size: "3"}
-`, group),
+		"templates/widget.yaml": fmt.Sprintf(template, group),
 	})
 	t.Cleanup(func() {
 		crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -130,7 +134,7 @@ func TestDiffUpgradeInstallChartCRDs(t *testing.T) {
 			h := clusterHelm(t, helmName)
 			ns := cluster.Namespace(t)
 			group := ns + ".example.com"
-			chart := widgetsChart(t, group)
+			chart := widgetsChart(t, group, widgetsTemplate)
 			out, errOut, code := diffBinary(t, "upgrade", "widgets", chart, "--install", "-n", ns, "--kubeconfig", cluster.Kubeconfig, "--engine", helmName, "-o", "json")
 			var rep diff.Report
 			if err := json.Unmarshal([]byte(out), &rep); code != 2 || err != nil {

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,30 +45,7 @@ spec:
   values: {headless: true}
 `, ns, charts, version)}
 	}
-	repo := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=e2e@example.com", "-c", "user.name=e2e"}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
-	git("init", "-q")
-	writeFiles(t, repo, files("1.0.0"))
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	writeFiles(t, repo, files("1.1.0"))
-
-	cmd := exec.Command(filepath.Join(pluginCopy, "bin/helm-drift"), "diff", "tree", "--base", "HEAD", "--kube-version", "v1.34.2",
-		"--chart-cache", filepath.Join(t.TempDir(), "cache"), "-o", "json")
-	cmd.Dir, cmd.Env = repo, append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
-	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
-		t.Fatalf("diff tree: %v, want exit 2\n%s", err, out)
-	}
-	var doc treeJSON
-	if err := json.Unmarshal(out, &doc); err != nil || len(doc.HelmReleases) != 1 || doc.HelmReleases[0].Report == nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	doc, out := offlinePreview(t, files("1.0.0"), files("1.1.0"))
 	rep := doc.HelmReleases[0].Report
 	refused := ""
 	for _, o := range rep.Objects {
