@@ -151,18 +151,7 @@ spec:
 		{"a ConfigMap's cluster", "  kubeConfig: {configMapRef: {name: spoke}}\n", "HelmRelease apps/web is installed in another cluster (spec.kubeConfig: the cluster of ConfigMap apps/spoke)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base, head := t.TempDir(), t.TempDir()
-			for dir, f := range map[string]map[string]string{base: files(tc.kubeConfig, "1"), head: files(tc.kubeConfig, "2")} {
-				for name, text := range f {
-					p := filepath.Join(dir, filepath.FromSlash(name))
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			base, head := writeDir(t, files(tc.kubeConfig, "1")), writeDir(t, files(tc.kubeConfig, "2"))
 			cluster := &countingCluster{}
 			d := &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Live: cluster,
 				Tree: fluxtree.Options{Sources: []string{"apps/fleet"}}}
@@ -233,18 +222,7 @@ func TestLiveSubstituteFromCluster(t *testing.T) {
 				"  values: {replicas: " + replicas + ", site: \"${site}\", token: \"${token}\", tier: \"${tier}\"}\n",
 		}
 	}
-	base, head := t.TempDir(), t.TempDir()
-	for dir, f := range map[string]map[string]string{base: files("1"), head: files("2")} {
-		for name, text := range f {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	base, head := writeDir(t, files("1")), writeDir(t, files("2"))
 	cluster := clusterOf{
 		"ConfigMap/apps/settings": {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"site": "example.com"}},
 		"Secret/apps/secrets":     {"apiVersion": "v1", "kind": "Secret", "data": map[string]any{"token": base64.StdEncoding.EncodeToString([]byte(secret))}},
@@ -318,18 +296,7 @@ spec:
 `,
 		}
 	}
-	base, head := t.TempDir(), t.TempDir()
-	for dir, f := range map[string]map[string]string{base: files("1"), head: files("2")} {
-		for name, text := range f {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	base, head := writeDir(t, files("1")), writeDir(t, files("2"))
 	cluster := clusterOf{"ResourceSetInputProvider/apps/prs": {"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSetInputProvider",
 		"status": map[string]any{"exportedInputs": []any{map[string]any{"id": "12", "branch": "fix-a"}, map[string]any{"id": "15", "branch": "feat-b"}}}}}
 	d := &DiffTree{Repo: head, Base: base, Head: head, KubeVersion: "v1.34.2", Live: cluster,

@@ -152,6 +152,18 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 // Work a directory of the test's).
 func loadTree(t *testing.T, files map[string]string, o fluxtree.Options) *fluxtree.Tree {
 	t.Helper()
+	dir := writeDir(t, files)
+	o.Work = t.TempDir()
+	tree, err := fluxtree.Load(context.Background(), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// writeDir writes files (path: content) into a new directory of the test's, and returns it.
+func writeDir(t *testing.T, files map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -162,10 +174,5 @@ func loadTree(t *testing.T, files map[string]string, o fluxtree.Options) *fluxtr
 			t.Fatal(err)
 		}
 	}
-	o.Work = t.TempDir()
-	tree, err := fluxtree.Load(context.Background(), dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
+	return dir
 }
