@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/helm-drift/helm-drift/internal/fluxtree"
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/manifest"
+	"github.com/helm-drift/helm-drift/internal/objcache"
 )
 
 // DiffTree is "diff tree": every HelmRelease of a Flux repository rendered at two revisions,
@@ -40,6 +42,10 @@ type DiffTree struct {
 	APIVersions []string
 	// Charts say where charts come from: mirrors, the disk cache, plain HTTP.
 	Charts helmcontroller.ChartOptions
+	// Cache, when set, is the directory runs keep the revisions they extract in
+	// ("revisions", see OpenRevision), and the kustomize builds of a Kustomization's files
+	// ("files", see fluxtree.Options.Builds): a run after reads them from there.
+	Cache string
 	// Views keeps each object's two sides for the line views; CountUnstable counts as
 	// changes the fields two renders of the same inputs disagree on.
 	Views, CountUnstable bool
@@ -76,11 +82,16 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 	defer os.RemoveAll(work)
 	// Both sides at once, each read as soon as it is extracted (a working tree at once, a
 	// revision once git archive has written it out); kustomize's builds take turns.
+	var revisions string
+	if d.Cache != "" {
+		revisions = filepath.Join(d.Cache, "revisions")
+		d.Tree.Builds = &objcache.Cache{Dir: filepath.Join(d.Cache, "files")}
+	}
 	sides := [2]*treeSideLoad{{flag: "--base", name: "base", rev: d.Base}, {flag: "--head", name: "head", rev: d.Head}}
 	var lw sync.WaitGroup
 	for _, s := range sides {
 		lw.Go(func() {
-			if s.c, s.err = OpenRevision(d.Repo, s.rev, work); s.err != nil {
+			if s.c, s.err = OpenRevision(d.Repo, s.rev, work, revisions); s.err != nil {
 				s.err = fmt.Errorf("%s: %w", s.flag, s.err)
 				return
 			}

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Checkout is one side of a tree diff on disk: a directory as given, or a Git revision
@@ -27,10 +29,15 @@ type Checkout struct {
 	// Commit is the commit it is: the revision's, or the checkout's HEAD for a directory ("" outside Git).
 	Commit  string
 	cleanup func()
+	// kept waits until the revision is kept in the cache (see keepRevision).
+	kept func()
 }
 
-// Close removes an extracted revision.
+// Close removes an extracted revision, once it is kept in the cache when it is kept.
 func (c *Checkout) Close() {
+	if c.kept != nil {
+		c.kept()
+	}
 	if c.cleanup != nil {
 		c.cleanup()
 	}
@@ -38,8 +45,11 @@ func (c *Checkout) Close() {
 
 // OpenRevision opens rev of the repository at repo: a directory when rev names one (or rev is
 // "": repo's working tree itself), else a Git revision (branch, tag, commit, HEAD~1) extracted
-// with git archive into a directory under work.
-func OpenRevision(repo, rev, work string) (*Checkout, error) {
+// with git archive into a directory under work. With a cache directory (""; none), a revision is
+// read from there when a run before kept its tree (by the tree's hash, which names its files'
+// content exactly), and kept there for the runs after (a pull request's pushes share their
+// base).
+func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 	// A directory: its origin and, when it is a checkout's root, its HEAD, asked at once.
 	dir := func(d, name string) *Checkout {
 		c := &Checkout{Dir: d, Name: name}
@@ -61,19 +71,26 @@ func OpenRevision(repo, rev, work string) (*Checkout, error) {
 		abs, _ := filepath.Abs(rev)
 		return dir(abs, rev), nil
 	}
-	// The three questions to git at once: each is a process of its own, and the revision's
+	// The questions to git at once: each is a process of its own, and the revision's
 	// extraction waits for them.
-	var remote, top, commit string
+	var remote, top, commit, tree string
 	var wg sync.WaitGroup
 	wg.Go(func() { remote = gitOutput(repo, "remote", "get-url", "origin") })
 	wg.Go(func() { top = gitOutput(repo, "rev-parse", "--show-toplevel") })
 	wg.Go(func() { commit = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}") })
+	if cache != "" {
+		wg.Go(func() { tree = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{tree}") })
+	}
 	wg.Wait()
 	if top == "" {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a Git revision: %s is not in a Git repository", rev, repo)}
 	}
 	if commit == "" {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
+	}
+	name := fmt.Sprintf("%s (%.7s)", rev, commit)
+	if dir := cachedRevision(cache, tree); dir != "" {
+		return &Checkout{Dir: dir, Name: name, RemoteURL: remote, Commit: commit}, nil
 	}
 	var tarball, stderr bytes.Buffer
 	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", commit)
@@ -96,7 +113,89 @@ func OpenRevision(repo, rev, work string) (*Checkout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git archive %s: %w", rev, err)
 	}
-	return &Checkout{Dir: out, Name: fmt.Sprintf("%s (%.7s)", rev, commit), RemoteURL: remote, Commit: commit, cleanup: func() { os.RemoveAll(remove) }}, nil
+	return &Checkout{Dir: out, Name: name, RemoteURL: remote, Commit: commit, cleanup: func() { os.RemoveAll(remove) },
+		kept: keepRevision(archive, cache, tree)}, nil
+}
+
+// keptRevisions is how many revisions a cache keeps: the least recently used go first.
+const keptRevisions = 8
+
+// cachedRevision is the directory the cache keeps the tree of hash in, "" when it keeps none (or
+// there is no cache). Its use is recorded, for keepRevision's pruning.
+func cachedRevision(cache, hash string) string {
+	if cache == "" || !isTreeHash(hash) {
+		return ""
+	}
+	dir := filepath.Join(cache, hash)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now)
+	return dir
+}
+
+// keepRevision writes the tree of hash (archive, git archive's) into the cache, beside the
+// run that reads it from its scratch directory, and returns a func that waits until it is done
+// (nil when there is no cache). The tree is written under a temporary name and renamed into
+// place whole, so that a run never reads half of one; then the cache is pruned to
+// keptRevisions. Failing to keep it is not an error: the cache only saves work.
+func keepRevision(archive []byte, cache, hash string) func() {
+	if cache == "" || !isTreeHash(hash) {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := os.MkdirAll(cache, 0o700); err != nil {
+			return
+		}
+		tmp, err := os.MkdirTemp(cache, ".tmp-")
+		if err != nil {
+			return
+		}
+		if untar(bytes.NewReader(archive), tmp) != nil || os.Rename(tmp, filepath.Join(cache, hash)) != nil {
+			os.RemoveAll(tmp) // or another run kept it first
+			return
+		}
+		pruneRevisions(cache)
+	}()
+	return func() { <-done }
+}
+
+// pruneRevisions removes all but the keptRevisions most recently used trees of the cache.
+func pruneRevisions(cache string) {
+	es, err := os.ReadDir(cache)
+	if err != nil {
+		return
+	}
+	type tree struct {
+		name string
+		used time.Time
+	}
+	var trees []tree
+	for _, e := range es {
+		if fi, err := e.Info(); err == nil && e.IsDir() && isTreeHash(e.Name()) {
+			trees = append(trees, tree{e.Name(), fi.ModTime()})
+		}
+	}
+	sort.Slice(trees, func(i, j int) bool { return trees[i].used.After(trees[j].used) })
+	for _, t := range trees[min(len(trees), keptRevisions):] {
+		os.RemoveAll(filepath.Join(cache, t.name))
+	}
+}
+
+// isTreeHash: a Git object name (SHA-1 or SHA-256, in hex).
+func isTreeHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // extract writes a tar archive's files into a new directory under parent, and removes it

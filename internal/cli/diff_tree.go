@@ -52,6 +52,7 @@ type diffTreeCmd struct {
 	chartSources []string
 	substitute   []string
 	cache        string
+	buildCache   string
 	sopsKeys     string
 	pgpKeys      []string
 	live         bool
@@ -68,6 +69,7 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&d.tree.APIVersions, "api-versions", nil, "API versions the charts see as available (.Capabilities.APIVersions), as helm template takes them, beside those Kubernetes serves at --kube-version (with their kinds), those of the CRDs the tree applies and those of the chart's crds/; repeatable")
 	fs.StringArrayVar(&d.chartSources, "chart-source", nil, "FROM=TO: read the charts of a source URL (HelmRepository, OCIRepository) from a mirror URL or a local directory instead, e.g. https://charts.example.com=oci://mirror:5000/charts; a Bucket's (https://ENDPOINT/BUCKET) from a local copy of it only; repeatable")
 	fs.StringVar(&d.cache, "chart-cache", "", "the directory charts are kept in between runs, by source, chart and version (default: $XDG_CACHE_HOME/helm-drift/charts, else ~/.cache/helm-drift/charts; off: none)")
+	fs.StringVar(&d.buildCache, "build-cache", "", "the directory the revisions extracted and the kustomize builds of a Kustomization's files are kept in between runs, by content, so that a run rebuilds only what changed (default: $XDG_CACHE_HOME/helm-drift/builds, else ~/.cache/helm-drift/builds; off: none)")
 	fs.BoolVar(&d.tree.Tree.NoRemoteBases, "no-remote-bases", false, "refuse a kustomization's remote bases (git URLs), as kustomize-controller run with --no-remote-bases does; by default they are cloned, as it clones them")
 	fs.StringArrayVar(&d.tree.Tree.Sources, "source", nil, "a GitRepository (NAMESPACE/NAME) that is this repository at the revision previewed, beside the bootstrap one and those of its origin's URL that follow the bootstrap's branch; repeatable")
 	fs.StringArrayVar(&d.substitute, "substitute", nil, "NAME=VALUE: a substitution variable from outside the repository, for a postBuild.substituteFrom the tree does not hold; repeatable")
@@ -85,13 +87,14 @@ func (d *diffTreeCmd) bind(fs *pflag.FlagSet) {
 // treeRefused are the shared diff flags that ask about a cluster, which diff tree never reads.
 var treeRefused = []string{"namespace", "normalize", "stats", "suggest-ignore"}
 
-// defaultChartCache is $XDG_CACHE_HOME/helm-drift/charts (~/.cache/helm-drift/charts).
-func defaultChartCache() string {
+// defaultCache is $XDG_CACHE_HOME/helm-drift/NAME (~/.cache/helm-drift/NAME), "" when the
+// system names no cache directory.
+func defaultCache(name string) string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "helm-drift", "charts")
+	return filepath.Join(dir, "helm-drift", name)
 }
 
 func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
@@ -140,11 +143,18 @@ func (d *diffTreeCmd) validate(fs *pflag.FlagSet) error {
 	switch d.cache {
 	case "off":
 	case "":
-		if dir := defaultChartCache(); dir != "" {
+		if dir := defaultCache("charts"); dir != "" {
 			d.tree.Charts.Cache = &helmcontroller.ChartCache{Dir: dir}
 		}
 	default:
 		d.tree.Charts.Cache = &helmcontroller.ChartCache{Dir: d.cache}
+	}
+	switch d.buildCache {
+	case "off":
+	case "":
+		d.tree.Cache = defaultCache("builds")
+	default:
+		d.tree.Cache = d.buildCache
 	}
 	ids, err := sops.LoadIdentities(d.sopsKeys)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
+	"github.com/helm-drift/helm-drift/internal/objcache"
 )
 
 // The Flux kinds the tree is read by.
@@ -257,14 +258,23 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		_ = unstructured.SetNestedMap(withVars.Object, sv, "spec", "postBuild", "substitute")
 	}
 	var out []built
-	for i, r := range m.res.Resources() {
-		refs := referencedVars(spec, r)
-		obj, err := b.substitute(ctx, withVars, spec, r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+	for i := range m.decrypted {
+		var obj map[string]any
+		var refs map[string]bool
+		file := ""
+		if m.res == nil {
+			// Built from the cache (cachedMake): no variables, no decryption.
+			obj = objcache.Copy(m.objs[i])
+		} else {
+			r := m.res.Resources()[i]
+			refs = referencedVars(spec, r)
+			if obj, err = b.substitute(ctx, withVars, spec, r); err != nil {
+				return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+			}
+			file = originFile(r, m.rel)
 		}
 		setCommonMetadata(obj, spec)
-		o := builtOf(obj, originFile(r, m.rel))
+		o := builtOf(obj, file)
 		// A Secret of sops-encrypted values (a secretGenerator's sources) that
 		// kustomize-controller would decrypt, and this run cannot: kept aside as encrypted.
 		o.decrypted, o.vars = m.decrypted[i], refs
@@ -289,9 +299,11 @@ func builtOf(obj map[string]any, file string) built {
 }
 
 // made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):
-// what its variables are then substituted in. rel is its spec.path, cleaned.
+// what its variables are then substituted in. rel is its spec.path, cleaned. The objects are
+// res's, or, built file by file from the cache (cachedMake), objs.
 type made struct {
 	res       resmap.ResMap
+	objs      []map[string]any
 	decrypted []bool
 	rel       string
 }
@@ -312,6 +324,13 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 	dir := filepath.Join(src, filepath.FromSlash(rel))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("spec.path %q does not exist in its source: fix the path", str(spec, "path"))
+	}
+	if m := b.cachedMake(spec, src, dir, rel); m != nil {
+		if b.made == nil {
+			b.made = map[string]*made{}
+		}
+		b.made[k.id()] = m
+		return m, nil
 	}
 	u := unstructured.Unstructured{Object: k.obj}
 	manifest, kfile, _, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)

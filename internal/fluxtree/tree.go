@@ -22,6 +22,7 @@ import (
 
 	"github.com/helm-drift/helm-drift/internal/helmcontroller"
 	"github.com/helm-drift/helm-drift/internal/kubeapis"
+	"github.com/helm-drift/helm-drift/internal/objcache"
 	"github.com/helm-drift/helm-drift/internal/sops"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// NoRemoteBases refuses a kustomization's remote bases (git URLs), as kustomize-controller
 	// run with --no-remote-bases does; by default they are cloned, as it does by default.
 	NoRemoteBases bool
+	// Builds, when set, keeps the kustomize builds of a Kustomization's files between runs,
+	// by their content, for the Kustomizations that are built file by file (see cachedMake):
+	// a run then rebuilds only the files that changed.
+	Builds *objcache.Cache
 	// Work is a directory for the ExternalArtifacts made from the tree by their
 	// ArtifactGenerators' copy rules, and for the GitRepositories' artifacts when their ignore
 	// rules leave files out; the caller removes it once done with the Tree ("": the system's
