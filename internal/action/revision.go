@@ -71,27 +71,29 @@ func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 		abs, _ := filepath.Abs(rev)
 		return dir(abs, rev), nil
 	}
-	// The questions to git at once: each is a process of its own, and the revision's
-	// extraction waits for them.
-	var remote, top, commit, tree string
+	// The questions to git at once, each a process of its own: the origin, and what the
+	// revision is (its commit, and its tree for the cache).
+	var remote, commit, tree string
 	var wg sync.WaitGroup
 	wg.Go(func() { remote = gitOutput(repo, "remote", "get-url", "origin") })
-	wg.Go(func() { top = gitOutput(repo, "rev-parse", "--show-toplevel") })
 	wg.Go(func() { commit = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}") })
 	if cache != "" {
 		wg.Go(func() { tree = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{tree}") })
 	}
 	wg.Wait()
-	if top == "" {
-		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a Git revision: %s is not in a Git repository", rev, repo)}
-	}
 	if commit == "" {
+		top := gitOutput(repo, "rev-parse", "--show-toplevel")
+		if top == "" {
+			return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a Git revision: %s is not in a Git repository", rev, repo)}
+		}
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
 	}
 	name := fmt.Sprintf("%s (%.7s)", rev, commit)
 	if dir := cachedRevision(cache, tree); dir != "" {
 		return &Checkout{Dir: dir, Name: name, RemoteURL: remote, Commit: commit}, nil
 	}
+	// git archive writes the files of the directory it runs in: it runs at the top.
+	top := gitOutput(repo, "rev-parse", "--show-toplevel")
 	var tarball, stderr bytes.Buffer
 	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", commit)
 	cmd.Stdout, cmd.Stderr = &tarball, &stderr
@@ -123,7 +125,7 @@ const keptRevisions = 8
 // cachedRevision is the directory the cache keeps the tree of hash in, "" when it keeps none (or
 // there is no cache). Its use is recorded, for keepRevision's pruning.
 func cachedRevision(cache, hash string) string {
-	if cache == "" || !isTreeHash(hash) {
+	if cache == "" || !isObjectName(hash) {
 		return ""
 	}
 	dir := filepath.Join(cache, hash)
@@ -141,7 +143,7 @@ func cachedRevision(cache, hash string) string {
 // place whole, so that a run never reads half of one; then the cache is pruned to
 // keptRevisions. Failing to keep it is not an error: the cache only saves work.
 func keepRevision(archive []byte, cache, hash string) func() {
-	if cache == "" || !isTreeHash(hash) {
+	if cache == "" || !isObjectName(hash) {
 		return nil
 	}
 	done := make(chan struct{})
@@ -175,7 +177,7 @@ func pruneRevisions(cache string) {
 	}
 	var trees []tree
 	for _, e := range es {
-		if fi, err := e.Info(); err == nil && e.IsDir() && isTreeHash(e.Name()) {
+		if fi, err := e.Info(); err == nil && e.IsDir() && isObjectName(e.Name()) {
 			trees = append(trees, tree{e.Name(), fi.ModTime()})
 		}
 	}
@@ -185,8 +187,8 @@ func pruneRevisions(cache string) {
 	}
 }
 
-// isTreeHash: a Git object name (SHA-1 or SHA-256, in hex).
-func isTreeHash(s string) bool {
+// isObjectName: a Git object name (SHA-1 or SHA-256, in hex).
+func isObjectName(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

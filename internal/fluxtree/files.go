@@ -1,6 +1,7 @@
 package fluxtree
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -165,8 +166,15 @@ func (s *scanned) readPending() {
 }
 
 // holdsFluxSource reports whether a file may hold an object of a group a walk reads from the
-// files themselves; true when its identities cannot be read (its full parse says why).
+// files themselves; true when its identities cannot be read (its full parse says why). A file
+// that names none of the groups cannot: an apiVersion is the group's name as written, or, in
+// YAML, written with escapes (a backslash) or through an alias of a value written in full; so
+// only a file that names one, or holds a backslash, is scanned.
 func holdsFluxSource(data []byte) bool {
+	if !bytes.Contains(data, []byte{'\\'}) && !bytes.Contains(data, []byte(kustomizeGroup)) &&
+		!bytes.Contains(data, []byte(sourceGroup)) && !bytes.Contains(data, []byte(generatorGroup)) {
+		return false
+	}
 	st, err := manifest.Split(data)
 	if err != nil {
 		return true

@@ -22,7 +22,10 @@ func TestHoldsFluxSource(t *testing.T) {
 		{"an ArtifactGenerator second", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: g}\n", true},
 		{"the group through an alias", "x: &g kustomize.toolkit.fluxcd.io/v1\napiVersion: *g\nkind: Kustomization\nmetadata: {name: a}\n", true},
 		{"the group escaped", "apiVersion: \"kustomize\\x2etoolkit.fluxcd.io/v1\"\nkind: Kustomization\nmetadata: {name: a}\n", true},
-		{"broken YAML", "apiVersion: v1\nkind: [\n", true},
+		{"broken YAML naming no group: set aside, as a build that reads it names it", "apiVersion: v1\nkind: [\n", false},
+		{"broken YAML naming a group", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: [\n", true},
+		{"a HelmRelease with a backslash", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: a}\nspec: {values: {re: \"a\\\\.b\"}}\n", false},
+		{"the group in a block scalar", "apiVersion: |-\n  source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: a}\n", true},
 	} {
 		if got := holdsFluxSource([]byte(c.data)); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
