@@ -27,9 +27,9 @@ var (
 // TestTreeCompare measures "diff tree" on a generated Flux repository of 200 HelmReleases over
 // the corpus charts (a bootstrap Kustomization, a Kustomization of apps, the charts served by a
 // local HTTP Helm repository, versions pinned) and a pull request touching one of them, beside
-// "helm template" of the same charts, in one run: cold (charts fetched), warm (from the chart
-// cache) and changed-only times (the head as the Action gives it, the working tree, and as a
-// commit, --head HEAD). Targets: the warm changed-only run within 2x helm template of
+// "helm template" of the same charts, in one run: cold (charts fetched, nothing built before),
+// warm (from the chart and build caches) and changed-only times (the head as the Action gives
+// it, the working tree, edited anew each run, and as a commit, --head HEAD). Targets: the warm changed-only run within 2x helm template of
 // that one chart; the whole tree (--all, warm) within 1.5x the sum of the 200 helm templates.
 // Beside them, flate v0.6.5 (the offline Flux renderer a user would pick instead; built by
 // scripts/tools.sh with Go 1.27.3) on the same repository: its whole-tree render of the head
@@ -159,11 +159,13 @@ spec:
 	}
 	gitRun("commit", "-qam", "the pull request")
 
-	cache := filepath.Join(t.TempDir(), "charts")
+	cache, builds := filepath.Join(t.TempDir(), "charts"), filepath.Join(t.TempDir(), "builds")
 	// tree runs diff tree of HEAD~1 against head: "" the working tree (as the Action runs it,
-	// on the pull request's checkout), "HEAD" the commit (both sides extracted by git).
+	// on the pull request's checkout), "HEAD" the commit (both sides extracted by git). Its
+	// chart cache and build cache (the revisions and file builds kept between runs) are the
+	// run's own: the first run is cold.
 	tree := func(all bool, head string) run {
-		args := []string{"diff", "tree", "--base", "HEAD~1", "--kube-version", "v1.34.2", "--chart-cache", cache, "-o", "counts"}
+		args := []string{"diff", "tree", "--base", "HEAD~1", "--kube-version", "v1.34.2", "--chart-cache", cache, "--build-cache", builds, "-o", "counts"}
 		if head != "" {
 			args = append(args, "--head", head)
 		}
@@ -244,8 +246,15 @@ spec:
 			t.Fatalf("flate diff hr: its log does not say every HelmRelease reconciled\n%s", r.stderr)
 		}
 	}
+	// Each changed-only run of the working tree sees the pull request edited anew (another
+	// value), as a push to it brings: its file is in no cache, its render new; the base is
+	// the one a run before read. --head HEAD runs the same commit again (a job run again).
+	edited := filepath.Join(repo, fmt.Sprintf("apps/hr-%03d.yaml", touched))
 	var changed, changedHead, one, flateChanged []time.Duration
-	for range 7 {
+	for i := range 7 {
+		if err := os.WriteFile(edited, []byte(hrFile(touched, fmt.Sprintf("edit-%d", i))), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		changed = append(changed, tree(false, "").wall)
 		changedHead = append(changedHead, tree(false, "HEAD").wall)
 		one = append(one, measure(t, env, helm, oneArgs...).wall)
@@ -275,9 +284,9 @@ spec:
 	}
 	t.Logf("\n%d HelmReleases over %d corpus charts; a pull request touching hr-%03d (%s)\n"+
 		"  diff tree --all, cold (charts fetched)        %8s  %s of the helm templates' sum\n"+
-		"  diff tree --all, warm (chart cache)           %8s  %s of the helm templates' sum (target 1.5x)\n"+
-		"  diff tree, changed only, warm                 %8s  %s of helm template of that chart (target 2x; head: the working tree, as the Action runs it)\n"+
-		"  diff tree, changed only, warm, --head HEAD    %8s  %s of helm template of that chart (both sides extracted by git)\n"+
+		"  diff tree --all, warm (chart, build caches)   %8s  %s of the helm templates' sum (target 1.5x)\n"+
+		"  diff tree, changed only, warm                 %8s  %s of helm template of that chart (target 2x; head: the working tree edited anew each run, as the Action runs it)\n"+
+		"  diff tree, changed only, warm, --head HEAD    %8s  %s of helm template of that chart (both sides from git, the same commit each run)\n"+
 		"  helm template x %d, one after another         %8s\n"+
 		"  helm template of hr-%03d's chart              %8s\n"+
 		"  (changed-only runs, flate's and the one chart's template: medians of 7 runs each, in turn)%s",

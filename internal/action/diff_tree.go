@@ -73,8 +73,11 @@ type TreeResult struct {
 
 // Run reads both sides and compares them.
 func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
-	// kustomize's schema loads while git extracts the revisions.
-	go fluxtree.Prepare()
+	if d.Cache == "" {
+		// Every Kustomization is built whole, with kustomize's schema: it loads while git
+		// extracts the revisions. With the cache, a warm run seldom builds one whole.
+		go fluxtree.Prepare()
+	}
 	work, err := scratchDir()
 	if err != nil {
 		return nil, err

@@ -45,10 +45,9 @@ func (c *Checkout) Close() {
 
 // OpenRevision opens rev of the repository at repo: a directory when rev names one (or rev is
 // "": repo's working tree itself), else a Git revision (branch, tag, commit, HEAD~1) extracted
-// with git archive into a directory under work. With a cache directory (""; none), a revision is
-// read from there when a run before kept its tree (by the tree's hash, which names its files'
-// content exactly), and kept there for the runs after (a pull request's pushes share their
-// base).
+// with git archive into a directory under work. With a cache directory ("": none), a revision is
+// read from there when a run before kept it (by its commit, which names what git archive writes
+// exactly), and kept there for the runs after (a pull request's pushes share their base).
 func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 	// A directory: its origin and, when it is a checkout's root, its HEAD, asked at once.
 	dir := func(d, name string) *Checkout {
@@ -71,15 +70,12 @@ func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 		abs, _ := filepath.Abs(rev)
 		return dir(abs, rev), nil
 	}
-	// The questions to git at once, each a process of its own: the origin, and what the
-	// revision is (its commit, and its tree for the cache).
-	var remote, commit, tree string
+	// The two questions to git at once, each a process of its own: the origin, and the
+	// revision's commit.
+	var remote, commit string
 	var wg sync.WaitGroup
 	wg.Go(func() { remote = gitOutput(repo, "remote", "get-url", "origin") })
 	wg.Go(func() { commit = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}") })
-	if cache != "" {
-		wg.Go(func() { tree = gitOutput(repo, "rev-parse", "--verify", "--quiet", rev+"^{tree}") })
-	}
 	wg.Wait()
 	if commit == "" {
 		top := gitOutput(repo, "rev-parse", "--show-toplevel")
@@ -89,7 +85,7 @@ func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 		return nil, &InputError{Err: fmt.Errorf("%q is neither a directory nor a revision of the repository at %s (a branch, tag or commit; fetch it first in a shallow CI clone: git fetch origin %s)", rev, top, rev)}
 	}
 	name := fmt.Sprintf("%s (%.7s)", rev, commit)
-	if dir := cachedRevision(cache, tree); dir != "" {
+	if dir := cachedRevision(cache, commit); dir != "" {
 		return &Checkout{Dir: dir, Name: name, RemoteURL: remote, Commit: commit}, nil
 	}
 	// git archive writes the files of the directory it runs in: it runs at the top.
@@ -116,19 +112,19 @@ func OpenRevision(repo, rev, work, cache string) (*Checkout, error) {
 		return nil, fmt.Errorf("git archive %s: %w", rev, err)
 	}
 	return &Checkout{Dir: out, Name: name, RemoteURL: remote, Commit: commit, cleanup: func() { os.RemoveAll(remove) },
-		kept: keepRevision(archive, cache, tree)}, nil
+		kept: keepRevision(archive, cache, commit)}, nil
 }
 
 // keptRevisions is how many revisions a cache keeps: the least recently used go first.
 const keptRevisions = 8
 
-// cachedRevision is the directory the cache keeps the tree of hash in, "" when it keeps none (or
-// there is no cache). Its use is recorded, for keepRevision's pruning.
-func cachedRevision(cache, hash string) string {
-	if cache == "" || !isObjectName(hash) {
+// cachedRevision is the directory the cache keeps the files of commit in, "" when it keeps none
+// (or there is no cache). Its use is recorded, for keepRevision's pruning.
+func cachedRevision(cache, commit string) string {
+	if cache == "" || !isObjectName(commit) {
 		return ""
 	}
-	dir := filepath.Join(cache, hash)
+	dir := filepath.Join(cache, commit)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return ""
 	}
@@ -137,13 +133,13 @@ func cachedRevision(cache, hash string) string {
 	return dir
 }
 
-// keepRevision writes the tree of hash (archive, git archive's) into the cache, beside the
-// run that reads it from its scratch directory, and returns a func that waits until it is done
-// (nil when there is no cache). The tree is written under a temporary name and renamed into
-// place whole, so that a run never reads half of one; then the cache is pruned to
-// keptRevisions. Failing to keep it is not an error: the cache only saves work.
-func keepRevision(archive []byte, cache, hash string) func() {
-	if cache == "" || !isObjectName(hash) {
+// keepRevision writes the files of commit (archive, git archive's) into the cache, beside the
+// run that reads them from its scratch directory, and returns a func that waits until it is
+// done (nil when there is no cache). They are written under a temporary name and renamed into
+// place whole, so that a run never reads half of them; then the cache is pruned to
+// keptRevisions. Failing to keep them is not an error: the cache only saves work.
+func keepRevision(archive []byte, cache, commit string) func() {
+	if cache == "" || !isObjectName(commit) {
 		return nil
 	}
 	done := make(chan struct{})
@@ -156,7 +152,7 @@ func keepRevision(archive []byte, cache, hash string) func() {
 		if err != nil {
 			return
 		}
-		if untar(bytes.NewReader(archive), tmp) != nil || os.Rename(tmp, filepath.Join(cache, hash)) != nil {
+		if untar(bytes.NewReader(archive), tmp) != nil || os.Rename(tmp, filepath.Join(cache, commit)) != nil {
 			os.RemoveAll(tmp) // or another run kept it first
 			return
 		}
@@ -165,25 +161,31 @@ func keepRevision(archive []byte, cache, hash string) func() {
 	return func() { <-done }
 }
 
-// pruneRevisions removes all but the keptRevisions most recently used trees of the cache.
+// pruneRevisions removes all but the keptRevisions most recently used revisions of the cache,
+// and what a run stopped halfway left (a temporary directory older than an hour).
 func pruneRevisions(cache string) {
 	es, err := os.ReadDir(cache)
 	if err != nil {
 		return
 	}
-	type tree struct {
+	type revision struct {
 		name string
 		used time.Time
 	}
-	var trees []tree
+	var revs []revision
 	for _, e := range es {
-		if fi, err := e.Info(); err == nil && e.IsDir() && isObjectName(e.Name()) {
-			trees = append(trees, tree{e.Name(), fi.ModTime()})
+		fi, err := e.Info()
+		switch {
+		case err != nil || !e.IsDir():
+		case isObjectName(e.Name()):
+			revs = append(revs, revision{e.Name(), fi.ModTime()})
+		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(fi.ModTime()) > time.Hour:
+			os.RemoveAll(filepath.Join(cache, e.Name()))
 		}
 	}
-	sort.Slice(trees, func(i, j int) bool { return trees[i].used.After(trees[j].used) })
-	for _, t := range trees[min(len(trees), keptRevisions):] {
-		os.RemoveAll(filepath.Join(cache, t.name))
+	sort.Slice(revs, func(i, j int) bool { return revs[i].used.After(revs[j].used) })
+	for _, r := range revs[min(len(revs), keptRevisions):] {
+		os.RemoveAll(filepath.Join(cache, r.name))
 	}
 }
 

@@ -7,11 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/helm-drift/helm-drift/internal/normalize"
-	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/mergekeys"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 )
 
 // Class says how a field diverges.
@@ -77,13 +77,9 @@ func Compare(typeMeta yaml.TypeMeta, chart, cluster map[string]any) Result {
 	return c.res
 }
 
-// rootSchema is the kind's schema (nil for none), cached: the schemas of its fields are keyed
-// by it.
-func rootSchema(t yaml.TypeMeta) *openapi.ResourceSchema {
-	if t.Kind == "" {
-		return nil
-	}
-	return cachedSchema(schemaKey{field: t.APIVersion + "/" + t.Kind}, func() *openapi.ResourceSchema { return openapi.SchemaForResourceType(t) })
+// rootSchema is the kind's schema, as far as its lists' merge keys go (nil for none).
+func rootSchema(t yaml.TypeMeta) *mergekeys.Node {
+	return mergekeys.Root(t.APIVersion, t.Kind)
 }
 
 type comparer struct {
@@ -94,7 +90,7 @@ type comparer struct {
 
 // walk compares a and b at path (pattern: the path with "[]" for list elements); inA/inB say
 // whether each side has the field at all; parentB is the cluster's map holding b.
-func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a, b any, inA, inB bool, parentB map[string]any) {
+func (c *comparer) walk(path, pattern, ptr string, s *mergekeys.Node, a, b any, inA, inB bool, parentB map[string]any) {
 	switch {
 	case !inA:
 		c.entry(path, ptr, b, func() { c.leaves(path, pattern, ptr, s, b, ClusterOnly, parentB) })
@@ -116,7 +112,7 @@ func (c *comparer) walk(path, pattern, ptr string, s *openapi.ResourceSchema, a,
 		for _, k := range sortedKeys(keys) {
 			av, okA := am[k]
 			bv, okB := bm[k]
-			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(s, k), av, bv, okA, okB, bm)
+			c.walk(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), s.Field(k), av, bv, okA, okB, bm)
 		}
 		return
 	}
@@ -208,12 +204,8 @@ func Fold(r *Result) {
 }
 
 // list compares two lists: by merge keys where the schema has them, else by index.
-func (c *comparer) list(path, pattern, ptr string, s *openapi.ResourceSchema, a, b []any) {
-	keys := mergeKeys(s)
-	var elems *openapi.ResourceSchema
-	if s != nil {
-		elems = c.elements(s)
-	}
+func (c *comparer) list(path, pattern, ptr string, s *mergekeys.Node, a, b []any) {
+	keys, elems := s.Keys(), s.Elements()
 	if len(keys) == 0 || !allMaps(a) || !allMaps(b) {
 		for i := 0; i < max(len(a), len(b)); i++ {
 			var av, bv any
@@ -328,7 +320,7 @@ func keyOf(e map[string]any, keys []string) string {
 
 // leaves records every leaf under v as cls; a cluster-only leaf that is an API-server default
 // is compared but no divergence. List elements are named by their merge keys, as in list.
-func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, v any, cls Class, parent map[string]any) {
+func (c *comparer) leaves(path, pattern, ptr string, s *mergekeys.Node, v any, cls Class, parent map[string]any) {
 	if cls == ClusterOnly && normalize.IsDefault(c.kind, pattern, v, parent) {
 		c.res.Compared++
 		return
@@ -336,17 +328,13 @@ func (c *comparer) leaves(path, pattern, ptr string, s *openapi.ResourceSchema, 
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
-			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), c.field(s, k), t[k], cls, t)
+			c.leaves(join(path, k), join(pattern, k), ptr+"/"+escapePointer(k), s.Field(k), t[k], cls, t)
 		}
 		if len(t) > 0 {
 			return
 		}
 	case []any:
-		keys := mergeKeys(s)
-		var elems *openapi.ResourceSchema
-		if s != nil {
-			elems = c.elements(s)
-		}
+		keys, elems := s.Keys(), s.Elements()
 		for i, e := range t {
 			name := fmt.Sprintf("%s[%d]", path, i)
 			if m, ok := e.(map[string]any); ok && len(keys) > 0 && allMaps(t) {
@@ -394,59 +382,6 @@ func sizeOf(v any, base64Data bool) *int {
 func isQuantityPath(pattern string) bool {
 	return strings.Contains(pattern, "resources.limits.") || strings.Contains(pattern, "resources.requests.") ||
 		strings.Contains(pattern, ".overhead.") || strings.HasSuffix(pattern, "emptyDir.sizeLimit")
-}
-
-func mergeKeys(s *openapi.ResourceSchema) []string {
-	if s == nil {
-		return nil
-	}
-	_, keys := s.PatchStrategyAndKeyList()
-	return keys
-}
-
-// schemas caches kyaml's schema lookups: each Field or Elements call resolves references and
-// copies the schema anew, which dominated Compare's allocations. A schema is keyed by the
-// cached schema it is a field of and the field's name, "[]" for a list's elements and "*" for
-// any key of a map (labels, a ConfigMap's data: every key has the one schema), so the cache
-// holds at most one entry per field of the schemas, whatever keys the objects hold: keyed by
-// the objects' own keys it grew with every label and data key it met, for as long as the
-// process ran (helm drift serve).
-var schemas sync.Map // schemaKey → *openapi.ResourceSchema (nil kept too)
-
-// schemaKey is one schema lookup: field of parent, or the kind's root (parent nil, field
-// apiVersion/kind).
-type schemaKey struct {
-	parent *openapi.ResourceSchema
-	field  string
-}
-
-// cachedSchema returns the cached schema of key, computing it once.
-func cachedSchema(key schemaKey, compute func() *openapi.ResourceSchema) *openapi.ResourceSchema {
-	if v, ok := schemas.Load(key); ok {
-		return v.(*openapi.ResourceSchema)
-	}
-	v, _ := schemas.LoadOrStore(key, compute())
-	return v.(*openapi.ResourceSchema)
-}
-
-// field is the schema of field k of s (a cached schema).
-func (c *comparer) field(s *openapi.ResourceSchema, k string) *openapi.ResourceSchema {
-	if s == nil || s.Schema == nil {
-		return nil
-	}
-	name := k
-	if _, named := s.Schema.Properties[k]; !named {
-		name = "*" // a map's value, or no field at all: the same for every such key
-	}
-	return cachedSchema(schemaKey{s, name}, func() *openapi.ResourceSchema { return s.Field(k) })
-}
-
-// elements is the schema of the elements of the list s (a cached schema).
-func (c *comparer) elements(s *openapi.ResourceSchema) *openapi.ResourceSchema {
-	if s == nil {
-		return nil
-	}
-	return cachedSchema(schemaKey{s, "[]"}, s.Elements)
 }
 
 func allMaps(l []any) bool {

@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/helm-drift/helm-drift/internal/normalize"
-	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/helm-drift/helm-drift/internal/mergekeys"
+	"github.com/helm-drift/helm-drift/internal/normalize"
 )
 
 // View is one object's two sides as a reader sees them next to each other: the chart's side as
@@ -70,7 +71,7 @@ func (b *viewer) under(path string) bool {
 // walk returns the live side's value at path (present false where it has none): a, the chart's,
 // except at a divergence, where it is b, the cluster's. outPtr is the pointer of the returned
 // value in the live side, aPtr that of a in the chart's.
-func (b *viewer) walk(path, pattern, aPtr, outPtr string, s *openapi.ResourceSchema, a, c any, inA, inC bool) (any, bool) {
+func (b *viewer) walk(path, pattern, aPtr, outPtr string, s *mergekeys.Node, a, c any, inA, inC bool) (any, bool) {
 	if class, ok := b.rows[path]; ok {
 		if inA {
 			b.v.ChartAt[path] = aPtr
@@ -102,7 +103,7 @@ func (b *viewer) walk(path, pattern, aPtr, outPtr string, s *openapi.ResourceSch
 			av, okA := am[k]
 			cv, okC := cm[k]
 			e := "/" + escapePointer(k)
-			if v, ok := b.walk(join(path, k), join(pattern, k), aPtr+e, outPtr+e, b.field(s, k), av, cv, okA, okC); ok {
+			if v, ok := b.walk(join(path, k), join(pattern, k), aPtr+e, outPtr+e, s.Field(k), av, cv, okA, okC); ok {
 				out[k] = v
 			}
 		}
@@ -120,12 +121,8 @@ func (b *viewer) walk(path, pattern, aPtr, outPtr string, s *openapi.ResourceSch
 // list is walk for two lists, their elements paired as Compare pairs them: by merge keys where
 // the schema has them, else by index. The live list keeps the chart's order, the elements only
 // the cluster has after it.
-func (b *viewer) list(path, pattern, aPtr, outPtr string, s *openapi.ResourceSchema, a, c []any) []any {
-	keys := mergeKeys(s)
-	var elems *openapi.ResourceSchema
-	if s != nil {
-		elems = b.elements(s)
-	}
+func (b *viewer) list(path, pattern, aPtr, outPtr string, s *mergekeys.Node, a, c []any) []any {
+	keys, elems := s.Keys(), s.Elements()
 	out := []any{}
 	add := func(name string, ai int, av, cv any, okA, okC bool) {
 		if v, ok := b.walk(name, pattern+"[]", aPtr+"/"+strconv.Itoa(ai), outPtr+"/"+strconv.Itoa(len(out)), elems, av, cv, okA, okC); ok {

@@ -34,6 +34,16 @@ import (
 // xref: fluxcd/pkg/kustomize kustomize_generator.go SecureBuild, Build; filesys MakeFsInMemory;
 // kustomize-controller internal/controller/kustomization_controller.go build (NoRemoteBases).
 func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
+	// The builtin schema loaded first (parsed once a process, not once a build), so that a
+	// kustomization's own schema adds to it, as SecureBuild preloads it.
+	loadBuiltinSchema()
+	return build(src, dir, kfile, manifest, decrypted, remoteBases)
+}
+
+// build is kustomizeBuild without loading the builtin schema first: for a kustomization that
+// sets no schema of its own (its openapi field), whose build then reads the builtin schema, if
+// at all, as kyaml loads it when first asked. The caller holds buildMu.
+func build(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
 	disk, err := securefs.MakeFsOnDiskSecure(src)
 	if remoteBases {
 		disk, err = securefs.MakeFsOnDiskSecureBuild(src)
@@ -50,9 +60,6 @@ func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[strin
 			return nil, err
 		}
 	}
-	// The builtin schema loaded first (parsed once a process, not once a build), so that a
-	// kustomization's own schema adds to it, as SecureBuild preloads it.
-	loadBuiltinSchema()
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("recovered from kustomize build panic: %v", r)

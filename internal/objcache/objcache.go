@@ -14,15 +14,20 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Cache is a directory of entries, one file each, named by key. The zero value (no Dir) keeps
-// nothing. It is safe for concurrent use, by goroutines and by processes: an entry is written
-// whole, to a temporary file renamed into place.
+// Cache is a directory of entries, one file each, named by key, in 256 shards by the key's first
+// two hex digits. The zero value (no Dir) keeps nothing. It is safe for concurrent use, by
+// goroutines and by processes: an entry is written whole, to a temporary file renamed into place.
+// A shard keeps at most PerShard entries (default 128, some 32,000 in all): writing one more
+// removes the shard's oldest, which a run that still needs rebuilds and writes again.
 type Cache struct {
-	Dir string
+	Dir      string
+	PerShard int
 }
 
 // Key digests its parts (each length-prefixed, so that no two lists of parts share a key) into
@@ -80,10 +85,11 @@ func (c *Cache) Put(key string, objs []map[string]any) {
 		}
 	}
 	b.WriteByte(']')
-	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+	shard := filepath.Dir(c.path(key))
+	if err := os.MkdirAll(shard, 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(c.Dir, ".tmp-")
+	f, err := os.CreateTemp(shard, ".tmp-")
 	if err != nil {
 		return
 	}
@@ -94,10 +100,53 @@ func (c *Cache) Put(key string, objs []map[string]any) {
 	}
 	if err := os.Rename(f.Name(), c.path(key)); err != nil {
 		os.Remove(f.Name())
+		return
 	}
+	c.prune(shard)
 }
 
-func (c *Cache) path(key string) string { return filepath.Join(c.Dir, key+".json") }
+// path is key's file: in the shard of its first two characters.
+func (c *Cache) path(key string) string {
+	shard := "_"
+	if len(key) >= 2 {
+		shard = key[:2]
+	}
+	return filepath.Join(c.Dir, shard, key+".json")
+}
+
+// prune removes the oldest entries of a shard beyond PerShard, and the temporary files a
+// process stopped halfway left there (an hour old).
+func (c *Cache) prune(shard string) {
+	limit := c.PerShard
+	if limit <= 0 {
+		limit = 128
+	}
+	es, err := os.ReadDir(shard)
+	if err != nil || len(es) <= limit {
+		return
+	}
+	type entry struct {
+		name    string
+		written time.Time
+	}
+	var entries []entry
+	for _, e := range es {
+		fi, err := e.Info()
+		switch {
+		case err != nil:
+		case strings.HasPrefix(e.Name(), ".tmp-"):
+			if time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(filepath.Join(shard, e.Name()))
+			}
+		default:
+			entries = append(entries, entry{e.Name(), fi.ModTime()})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].written.After(entries[j].written) })
+	for _, e := range entries[min(len(entries), limit):] {
+		os.Remove(filepath.Join(shard, e.name))
+	}
+}
 
 // encode writes v as JSON, a float with a point or an exponent so that it reads back as a
 // float, and reports false for a value of any other type than those Get restores.
