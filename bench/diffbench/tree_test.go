@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v4/pkg/strvals"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/helm-drift/helm-drift/internal/testenv"
@@ -75,14 +74,7 @@ func TestTreeCompare(t *testing.T) {
 		if err := sigsyaml.Unmarshal(data, &meta); err != nil {
 			t.Fatal(err)
 		}
-		vals := map[string]any{}
-		for i := 0; i+1 < len(c.Args); i += 2 {
-			if c.Args[i] == "--set" {
-				if err := strvals.ParseInto(c.Args[i+1], vals); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		vals := c.Values(t)
 		infos = append(infos, chartInfo{name: meta.Name, version: meta.Version, tgz: filepath.Join(repoDir, meta.Name+"-"+meta.Version+".tgz"), values: vals})
 	}
 	if r := measure(t, env, helm, "repo", "index", repoDir); r.code != 0 {

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/helm-drift/helm-drift/internal/objcache"
 )
 
 // Checkout is one side of a tree diff on disk: a directory as given, or a Git revision
@@ -162,31 +164,9 @@ func keepRevision(archive []byte, cache, commit string) func() {
 }
 
 // pruneRevisions removes all but the keptRevisions most recently used revisions of the cache,
-// and what a run stopped halfway left (a temporary directory older than an hour).
+// and what a run stopped halfway left.
 func pruneRevisions(cache string) {
-	es, err := os.ReadDir(cache)
-	if err != nil {
-		return
-	}
-	type revision struct {
-		name string
-		used time.Time
-	}
-	var revs []revision
-	for _, e := range es {
-		fi, err := e.Info()
-		switch {
-		case err != nil || !e.IsDir():
-		case isObjectName(e.Name()):
-			revs = append(revs, revision{e.Name(), fi.ModTime()})
-		case strings.HasPrefix(e.Name(), ".tmp-") && time.Since(fi.ModTime()) > time.Hour:
-			os.RemoveAll(filepath.Join(cache, e.Name()))
-		}
-	}
-	sort.Slice(revs, func(i, j int) bool { return revs[i].used.After(revs[j].used) })
-	for _, r := range revs[min(len(revs), keptRevisions):] {
-		os.RemoveAll(filepath.Join(cache, r.name))
-	}
+	objcache.PruneDir(cache, keptRevisions, func(e fs.DirEntry) bool { return e.IsDir() && isObjectName(e.Name()) })
 }
 
 // isObjectName: a Git object name (SHA-1 or SHA-256, in hex).

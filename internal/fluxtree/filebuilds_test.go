@@ -11,7 +11,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/helm-drift/helm-drift/internal/objcache"
@@ -204,14 +203,7 @@ func TestCachedMakeCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			vals := map[string]any{}
-			for i := 0; i+1 < len(c.Args); i += 2 {
-				if c.Args[i] == "--set" {
-					if err := strvals.ParseInto(c.Args[i+1], vals); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			vals := c.Values(t)
 			if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
 				t.Fatal(err)
 			}

@@ -89,15 +89,8 @@ func generated(t *testing.T) string {
 		}
 	}) {
 		d := root.Definitions[name]
-		exts, _ := d.Extensions["x-kubernetes-group-version-kind"].([]any)
-		for _, e := range exts {
-			m, _ := e.(map[string]any)
-			kind, _ := m["kind"].(string)
-			apiVersion, _ := m["version"].(string)
-			if g, _ := m["group"].(string); g != "" {
-				apiVersion = g + "/" + apiVersion
-			}
-			key := apiVersion + " " + kind
+		for _, tm := range kindsOf(d) {
+			key := tm.APIVersion + " " + tm.Kind
 			if prev, ok := types[key]; ok {
 				t.Fatalf("%s is both %s and %s: kyaml keeps either", key, prev, name)
 			}
@@ -172,6 +165,24 @@ func generated(t *testing.T) string {
 	return b.String()
 }
 
+// kindsOf are the kinds a definition of the schema is the schema of, as kyaml indexes them
+// (x-kubernetes-group-version-kind).
+// xref: kyaml openapi/openapi.go parseBuiltinSchema, toTypeMeta.
+func kindsOf(d spec.Schema) []yaml.TypeMeta {
+	var out []yaml.TypeMeta
+	exts, _ := d.Extensions["x-kubernetes-group-version-kind"].([]any)
+	for _, e := range exts {
+		m, _ := e.(map[string]any)
+		kind, _ := m["kind"].(string)
+		apiVersion, _ := m["version"].(string)
+		if g, _ := m["group"].(string); g != "" {
+			apiVersion = g + "/" + apiVersion
+		}
+		out = append(out, yaml.TypeMeta{APIVersion: apiVersion, Kind: kind})
+	}
+	return out
+}
+
 // TestTable: table.txt is what kyaml's builtin schema gives now (go test -update rewrites it,
 // as when kyaml is upgraded).
 func TestTable(t *testing.T) {
@@ -237,20 +248,13 @@ func TestLikeKyaml(t *testing.T) {
 	}
 	kinds, walked := 0, 0
 	for name, d := range root.Definitions {
-		exts, _ := d.Extensions["x-kubernetes-group-version-kind"].([]any)
-		for _, e := range exts {
-			m, _ := e.(map[string]any)
-			kind, _ := m["kind"].(string)
-			apiVersion, _ := m["version"].(string)
-			if g, _ := m["group"].(string); g != "" {
-				apiVersion = g + "/" + apiVersion
-			}
-			rs := openapi.SchemaForResourceType(yaml.TypeMeta{APIVersion: apiVersion, Kind: kind})
+		for _, tm := range kindsOf(d) {
+			rs := openapi.SchemaForResourceType(tm)
 			if rs == nil {
-				t.Fatalf("%s: kyaml has no schema for %s %s", name, apiVersion, kind)
+				t.Fatalf("%s: kyaml has no schema for %s %s", name, tm.APIVersion, tm.Kind)
 			}
 			kinds++
-			walked += walk(apiVersion+"/"+kind, Root(apiVersion, kind), rs)
+			walked += walk(tm.APIVersion+"/"+tm.Kind, Root(tm.APIVersion, tm.Kind), rs)
 		}
 	}
 	if kinds < 100 {

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -114,37 +115,43 @@ func (c *Cache) path(key string) string {
 	return filepath.Join(c.Dir, shard, key+".json")
 }
 
-// prune removes the oldest entries of a shard beyond PerShard, and the temporary files a
-// process stopped halfway left there (an hour old).
+// prune removes the oldest entries of a shard beyond PerShard.
 func (c *Cache) prune(shard string) {
 	limit := c.PerShard
 	if limit <= 0 {
 		limit = 128
 	}
-	es, err := os.ReadDir(shard)
-	if err != nil || len(es) <= limit {
+	PruneDir(shard, limit, func(e fs.DirEntry) bool { return !e.IsDir() })
+}
+
+// PruneDir keeps, of the entries of dir that entry tells, the keep last written (or touched),
+// and removes the others; and removes what a process stopped halfway left there (".tmp-"
+// entries an hour old). A cache's pruning: errors are passed over.
+func PruneDir(dir string, keep int, entry func(fs.DirEntry) bool) {
+	es, err := os.ReadDir(dir)
+	if err != nil || len(es) <= keep {
 		return
 	}
-	type entry struct {
+	type kept struct {
 		name    string
 		written time.Time
 	}
-	var entries []entry
+	var entries []kept
 	for _, e := range es {
 		fi, err := e.Info()
 		switch {
 		case err != nil:
 		case strings.HasPrefix(e.Name(), ".tmp-"):
 			if time.Since(fi.ModTime()) > time.Hour {
-				os.Remove(filepath.Join(shard, e.Name()))
+				os.RemoveAll(filepath.Join(dir, e.Name()))
 			}
-		default:
-			entries = append(entries, entry{e.Name(), fi.ModTime()})
+		case entry(e):
+			entries = append(entries, kept{e.Name(), fi.ModTime()})
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].written.After(entries[j].written) })
-	for _, e := range entries[min(len(entries), limit):] {
-		os.Remove(filepath.Join(shard, e.name))
+	for _, e := range entries[min(len(entries), keep):] {
+		os.RemoveAll(filepath.Join(dir, e.name))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/yaml"
 )
 
@@ -60,4 +61,19 @@ func Corpus(t testing.TB) (dir string, charts []CorpusChart, ok bool) {
 		charts = append(charts, index.Charts...)
 	}
 	return dir, charts, true
+}
+
+// Values are the values the chart's --set arguments give (its other arguments left out), as
+// helm parses them.
+func (c CorpusChart) Values(t testing.TB) map[string]any {
+	t.Helper()
+	vals := map[string]any{}
+	for i := 0; i+1 < len(c.Args); i += 2 {
+		if c.Args[i] == "--set" {
+			if err := strvals.ParseInto(c.Args[i+1], vals); err != nil {
+				t.Fatalf("corpus %s: --set %s: %v", c.Path, c.Args[i+1], err)
+			}
+		}
+	}
+	return vals
 }

@@ -12,7 +12,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/strvals"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 
@@ -30,14 +29,7 @@ func TestSteadyCorpus(t *testing.T) {
 	for _, c := range charts {
 		t.Run(c.Path, func(t *testing.T) {
 			path := filepath.Join(dir, c.Path)
-			vals := map[string]any{}
-			for i := 0; i+1 < len(c.Args); i += 2 {
-				if c.Args[i] == "--set" {
-					if err := strvals.ParseInto(c.Args[i+1], vals); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			vals := c.Values(t)
 			ch := load(t, path)
 			templates, texts := ChartTree3(ch)
 			a := AnalyzeChart(templates, texts, vals)
