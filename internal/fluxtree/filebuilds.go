@@ -91,7 +91,10 @@ func (b *builder) cachedMake(spec map[string]any, src, dir, rel string) *made {
 		}
 		objs = append(objs, got...)
 	}
-	if !distinct(objs) {
+	buildMu.Lock()
+	ok = distinct(objs)
+	buildMu.Unlock()
+	if !ok {
 		return nil
 	}
 	return &made{objs: objs, rel: rel, decrypted: make([]bool, len(objs))}
@@ -164,7 +167,8 @@ func (b *builder) buildFile(src, dir, f string) ([]map[string]any, bool) {
 // same object, as kustomize tells them apart when it adds each file's objects to the build (it
 // refuses the build otherwise): the identity is kustomize's own (resid: group, version, kind,
 // name, and effective namespace: "" is "default", and none for a kind its schema knows to be
-// cluster-scoped: the builtin kinds, which kyaml knows without its schema, and no others).
+// cluster-scoped: the builtin kinds, which kyaml knows without its schema, and no others). The
+// caller holds buildMu: the schema is kyaml's global state, which a build may change.
 // xref: kustomize api resmap/reswrangler.go Append; kyaml resid/resid.go Equals.
 func distinct(objs []map[string]any) bool {
 	seen := make(map[[5]string]bool, len(objs))
