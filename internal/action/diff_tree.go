@@ -83,13 +83,14 @@ func (d *DiffTree) Run(ctx context.Context) (*TreeResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	// Both sides at once, each read as soon as it is extracted (a working tree at once, a
-	// revision once git archive has written it out); kustomize's builds take turns.
 	var revisions string
 	if d.Cache != "" {
 		revisions = filepath.Join(d.Cache, "revisions")
 		d.Tree.Builds = &objcache.Cache{Dir: filepath.Join(d.Cache, "files")}
 	}
+	// Both sides at once, each read as soon as it is extracted (a working tree at once, a
+	// revision once git archive has written it out or read from the cache); kustomize's
+	// builds take turns.
 	sides := [2]*treeSideLoad{{flag: "--base", name: "base", rev: d.Base}, {flag: "--head", name: "head", rev: d.Head}}
 	var lw sync.WaitGroup
 	for _, s := range sides {

@@ -37,13 +37,13 @@ func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[strin
 	// The builtin schema loaded first (parsed once a process, not once a build), so that a
 	// kustomization's own schema adds to it, as SecureBuild preloads it.
 	loadBuiltinSchema()
-	return build(src, dir, kfile, manifest, decrypted, remoteBases)
+	return kustomizeRun(src, dir, kfile, manifest, decrypted, remoteBases)
 }
 
-// build is kustomizeBuild without loading the builtin schema first: for a kustomization that
+// kustomizeRun is kustomizeBuild without loading the builtin schema first: for a kustomization that
 // sets no schema of its own (its openapi field), whose build then reads the builtin schema, if
 // at all, as kyaml loads it when first asked. The caller holds buildMu.
-func build(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
+func kustomizeRun(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
 	disk, err := securefs.MakeFsOnDiskSecure(src)
 	if remoteBases {
 		disk, err = securefs.MakeFsOnDiskSecureBuild(src)
