@@ -232,6 +232,14 @@ func TestCIStep(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "helm-drift-preview.html")); err != nil {
 		t.Errorf("the GitLab job keeps no HTML preview: %v", err)
 	}
+	// Its caches, in the checkout where GitLab keeps them, filled and ignored by Git: the base's
+	// files kept there are never read as the repository's.
+	if es, err := os.ReadDir(filepath.Join(repo, ".helm-drift-cache/builds/revisions")); err != nil || len(es) != 1 {
+		t.Errorf("the GitLab job's build cache: %d revisions kept (%v), want the base", len(es), err)
+	}
+	if out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--ignored=no").Output(); err != nil || strings.Contains(string(out), ".helm-drift-cache") {
+		t.Errorf("the GitLab job's caches are not ignored by Git (%v):\n%s", err, out)
+	}
 	// HELM_DRIFT_SOPS_PGP_KEY_FILE reaches diff tree: a file that is no key fails the job, named.
 	notKey := filepath.Join(temp, "not-a-key.asc")
 	if err := os.WriteFile(notKey, []byte("not-a-pgp-key\n"), 0o600); err != nil {
