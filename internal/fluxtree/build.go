@@ -263,8 +263,9 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		var refs map[string]bool
 		file := ""
 		if m.res == nil {
-			// Built from the cache (cachedMake): no variables, no decryption.
+			// Built from the cache (cachedMake, tracedGet): no variables, no decryption.
 			obj = objcache.Copy(m.objs[i])
+			file = originFileOf(obj, m.rel)
 		} else {
 			r := m.res.Resources()[i]
 			refs = referencedVars(spec, r)
@@ -333,7 +334,7 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 		return m, nil
 	}
 	u := unstructured.Unstructured{Object: k.obj}
-	manifest, kfile, _, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
+	manifest, kfile, action, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("kustomize: %s", strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
 	}
@@ -341,11 +342,25 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A build a run before made from the same answers (see tracedbuilds.go).
+	var tr *fsTrace
+	key := b.tracedKey(spec, src, kfile, manifest, action == kustomize.CreatedAction, decryptedSources)
+	if key != "" {
+		if objs, ok := b.tracedGet(key, src, kfile, manifest); ok {
+			m := &made{objs: objs, rel: rel, decrypted: make([]bool, len(objs))}
+			if b.made == nil {
+				b.made = map[string]*made{}
+			}
+			b.made[k.id()] = m
+			return m, nil
+		}
+		tr = &fsTrace{src: src}
+	}
 	// The generator above reads the files only, as kustomize-controller runs it, outside
 	// the builds' lock.
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources, !b.opts.NoRemoteBases)
+	res, err := kustomizeBuild(src, dir, kfile, manifest, decryptedSources, !b.opts.NoRemoteBases, tr)
 	if err != nil {
 		// Named by the repository's paths, not the directory's on this machine.
 		return nil, fmt.Errorf("kustomize build %s: %s", rel, strings.ReplaceAll(err.Error(), src+string(filepath.Separator), ""))
@@ -356,6 +371,20 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 	for i, r := range res.Resources() {
 		if m.decrypted[i], err = b.decrypt(k, r); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
+		}
+	}
+	if tr != nil && tr.spoil == "" {
+		var objs []map[string]any
+		for _, r := range res.Resources() {
+			o, err := r.Map()
+			if err != nil {
+				objs = nil
+				break
+			}
+			objs = append(objs, o)
+		}
+		if len(objs) == res.Size() {
+			b.tracedPut(key, tr, objs)
 		}
 	}
 	if b.made == nil {

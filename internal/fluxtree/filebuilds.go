@@ -148,7 +148,7 @@ func (b *builder) buildFile(src, dir, f string) ([]map[string]any, bool) {
 	defer buildMu.Unlock()
 	// A generated kustomization sets no schema of its own: the build need not parse the builtin
 	// one first (20 ms of CPU), which a build of plain files seldom reads.
-	res, err := kustomizeRun(src, dir, filepath.Join(dir, "kustomization.yaml"), manifest, nil, !b.opts.NoRemoteBases)
+	res, err := kustomizeRun(src, dir, filepath.Join(dir, "kustomization.yaml"), manifest, nil, !b.opts.NoRemoteBases, nil)
 	if err != nil {
 		return nil, false
 	}

@@ -29,7 +29,7 @@ func wholeBuild(t *testing.T, spec map[string]any, src, dir string) ([]map[strin
 	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	res, err := kustomizeBuild(src, dir, kfile, manifest, nil, false)
+	res, err := kustomizeBuild(src, dir, kfile, manifest, nil, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@ import (
 // content), which the build reads in place of the one on disk; decrypted holds the decrypted
 // secretGenerator sources (absolute paths, see decryptSources), read in place of theirs. They
 // are written in memory over src's files, never to disk: the build neither copies the tree nor
-// changes it. The caller holds buildMu.
+// changes it. tr, when set, records what the build reads (see tracedbuilds.go). The caller
+// holds buildMu.
 //
 // One difference with fluxcd/pkg/kustomize's SecureBuild, in cost only: it resets kyaml's
 // global OpenAPI schema before and after every build, so that a kustomization's own schema
@@ -33,17 +34,44 @@ import (
 // set a schema of its own: every build starts from the builtin schema, as under SecureBuild.
 // xref: fluxcd/pkg/kustomize kustomize_generator.go SecureBuild, Build; filesys MakeFsInMemory;
 // kustomize-controller internal/controller/kustomization_controller.go build (NoRemoteBases).
-func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
+func kustomizeBuild(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool, tr *fsTrace) (res resmap.ResMap, err error) {
 	// The builtin schema loaded first (parsed once a process, not once a build), so that a
 	// kustomization's own schema adds to it, as SecureBuild preloads it.
 	loadBuiltinSchema()
-	return kustomizeRun(src, dir, kfile, manifest, decrypted, remoteBases)
+	return kustomizeRun(src, dir, kfile, manifest, decrypted, remoteBases, tr)
 }
 
-// kustomizeRun is kustomizeBuild without loading the builtin schema first: for a kustomization that
-// sets no schema of its own (its openapi field), whose build then reads the builtin schema, if
-// at all, as kyaml loads it when first asked. The caller holds buildMu.
-func kustomizeRun(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (res resmap.ResMap, err error) {
+// kustomizeRun is kustomizeBuild without loading the builtin schema first: for a kustomization
+// that sets no schema of its own (its openapi field), whose build then reads the builtin schema,
+// if at all, as kyaml loads it when first asked. tr, when set, records what the build reads
+// (see tracedbuilds.go). The caller holds buildMu.
+func kustomizeRun(src, dir, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool, tr *fsTrace) (res resmap.ResMap, err error) {
+	fs, err := buildFS(src, kfile, manifest, decrypted, remoteBases)
+	if err != nil {
+		return nil, err
+	}
+	if tr != nil {
+		fs = &tracingFS{FileSystem: fs, t: tr}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("recovered from kustomize build panic: %v", r)
+		}
+		if openapi.GetSchemaVersion() != builtinSchema {
+			openapi.ResetOpenAPI()
+		}
+	}()
+	k := krusty.MakeKustomizer(&krusty.Options{
+		LoadRestrictions: kustypes.LoadRestrictionsNone,
+		PluginConfig:     kustypes.DisabledPluginConfig(),
+	})
+	return k.Run(fs, dir)
+}
+
+// buildFS is the file system a build reads: src's files (securely: nothing outside it; remote
+// bases cloned when remoteBases), with the kustomization file kfile (manifest) and the
+// decrypted sources written over them in memory.
+func buildFS(src, kfile string, manifest []byte, decrypted map[string][]byte, remoteBases bool) (filesys.FileSystem, error) {
 	disk, err := securefs.MakeFsOnDiskSecure(src)
 	if remoteBases {
 		disk, err = securefs.MakeFsOnDiskSecureBuild(src)
@@ -60,19 +88,7 @@ func kustomizeRun(src, dir, kfile string, manifest []byte, decrypted map[string]
 			return nil, err
 		}
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("recovered from kustomize build panic: %v", r)
-		}
-		if openapi.GetSchemaVersion() != builtinSchema {
-			openapi.ResetOpenAPI()
-		}
-	}()
-	k := krusty.MakeKustomizer(&krusty.Options{
-		LoadRestrictions: kustypes.LoadRestrictionsNone,
-		PluginConfig:     kustypes.DisabledPluginConfig(),
-	})
-	return k.Run(fs, dir)
+	return fs, nil
 }
 
 // cleaningFS is a build's file system (fluxcd/pkg/kustomize's in-memory layer over the tree),

@@ -110,7 +110,7 @@ spec:
 		if err != nil {
 			return nil, err
 		}
-		return kustomizeBuild(src, dir, kfile, manifest, nil, false)
+		return kustomizeBuild(src, dir, kfile, manifest, nil, false, nil)
 	}
 	flux := func(src, dir string) (resmap.ResMap, error) { return kustomize.SecureBuild(src, dir, false) }
 	want := map[string]string{"plain": yamlOf(flux, "plain"), "own": yamlOf(flux, "own")}
