@@ -43,8 +43,8 @@ type DiffTree struct {
 	// Charts say where charts come from: mirrors, the disk cache, plain HTTP.
 	Charts helmcontroller.ChartOptions
 	// Cache, when set, is the directory runs keep the revisions they extract in
-	// ("revisions", see OpenRevision), and the kustomize builds of a Kustomization's files
-	// ("files", see fluxtree.Options.Builds): a run after reads them from there.
+	// ("revisions", see OpenRevision), and kustomize's builds ("files", see
+	// fluxtree.Options.Builds): a run after reads them from there.
 	Cache string
 	// Views keeps each object's two sides for the line views; CountUnstable counts as
 	// changes the fields two renders of the same inputs disagree on.

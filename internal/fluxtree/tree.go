@@ -61,9 +61,10 @@ type Options struct {
 	// NoRemoteBases refuses a kustomization's remote bases (git URLs), as kustomize-controller
 	// run with --no-remote-bases does; by default they are cloned, as it does by default.
 	NoRemoteBases bool
-	// Builds, when set, keeps the kustomize builds of a Kustomization's files between runs,
-	// by their content, for the Kustomizations that are built file by file (see cachedMake):
-	// a run then rebuilds only the files that changed.
+	// Builds, when set, keeps kustomize's builds between runs: of each file of a Kustomization
+	// of plain files, by its content (see cachedMake), and of the other Kustomizations whole,
+	// with the trace of what they read (see tracedbuilds.go). A run then rebuilds only what
+	// reads a file that changed.
 	Builds *objcache.Cache
 	// Work is a directory for the ExternalArtifacts made from the tree by their
 	// ArtifactGenerators' copy rules, and for the GitRepositories' artifacts when their ignore
