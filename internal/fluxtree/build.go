@@ -301,7 +301,7 @@ func builtOf(obj map[string]any, file string) built {
 
 // made is a Kustomization's kustomize build, its objects decrypted (as far as this run can):
 // what its variables are then substituted in. rel is its spec.path, cleaned. The objects are
-// res's, or, built file by file from the cache (cachedMake), objs.
+// res's, or, from the build cache (cachedMake, tracedGet), objs.
 type made struct {
 	res       resmap.ResMap
 	objs      []map[string]any
