@@ -25,19 +25,19 @@ func TestDiffTreeBuildCache(t *testing.T) {
 			"chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}}\ndata: {replicas: {{ .Values.replicas | quote }}}\n",
 			"clusters/a/flux.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: fleet, namespace: apps}\nspec: {url: https://git.example.com/fleet.git, interval: 1h, ref: {branch: main}}\n---\n" +
 				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: fleet, namespace: apps}\nspec: {interval: 1h, path: ./clusters/a, prune: true, sourceRef: {kind: GitRepository, name: fleet}}\n---\n" +
-				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: apps}\nspec: {interval: 1h, path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: fleet}}\n",
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: apps}\nspec: {interval: 1h, path: ./apps, prune: true, sourceRef: {kind: GitRepository, name: fleet}, postBuild: {substitute: {four: '4'}}}\n",
 			"apps/a.yaml":       hr("a", "{replicas: "+replicas+"}"),
 			"apps/b.yaml":       hr("b", "{replicas: 1.5}"),
 			"apps/sub/c.yaml":   hr("c", "{replicas: 3}") + "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n",
 			"apps/notes.txt":    "not a manifest\n",
-			"apps/values-x.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\ndata: {values.yaml: 'replicas: 4'}\n",
+			"apps/values-x.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: apps}\ndata: {values.yaml: 'replicas: ${four}'}\n",
 		}
 		if extra {
 			f["apps/d.yaml"] = hr("d", "{replicas: 5}")
 		}
 		return f
 	}
-	base, head := writeDir(t, files("1", false)), writeDir(t, files("2", true))
+	base, head := writeDir(t, files("1", false)), writeDir(t, files(`"${four}"`, true))
 	cache := t.TempDir()
 	run := func(cache string) string {
 		t.Helper()
@@ -47,10 +47,20 @@ func TestDiffTreeBuildCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The sides are named by their directories, the same in each run.
+		// The sides are named by their directories, the same in each run; each row's
+		// objects with it.
 		data, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, r := range res.Rows {
+			if r.Report != nil {
+				objs, err := json.Marshal(r.Report.Objects)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = append(append(data, '\n'), objs...)
+			}
 		}
 		return string(data)
 	}
@@ -59,6 +69,9 @@ func TestDiffTreeBuildCache(t *testing.T) {
 		if !strings.Contains(want, `"`+hr+`"`) {
 			t.Fatalf("without the cache: no row for %s\n%s", hr, want)
 		}
+	}
+	if !strings.Contains(want, `"path":"data.replicas","pointer":"/data/replicas","chart":"4"`) {
+		t.Fatalf("without the cache: the head's variable is not substituted in apps/a's values\n%s", want)
 	}
 	if cold := run(cache); cold != want {
 		t.Errorf("cold cache:\n%s\nwant\n%s", cold, want)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 
@@ -257,17 +258,22 @@ func (b *builder) build(ctx context.Context, k ksRef, p *pool, context string) (
 		}
 		_ = unstructured.SetNestedMap(withVars.Object, sv, "spec", "postBuild", "substitute")
 	}
+	_, substituted := spec["postBuild"]
 	var out []built
 	for i := range m.decrypted {
 		var obj map[string]any
 		var refs map[string]bool
 		file := ""
-		if m.res == nil {
-			// Built from the cache (cachedMake, tracedGet): no variables, no decryption.
+		if m.res == nil && !substituted {
+			// From the build cache (cachedMake, tracedGet), nothing to substitute: the object
+			// as kept.
 			obj = objcache.Copy(m.objs[i])
 			file = originFileOf(obj, m.rel)
 		} else {
-			r := m.res.Resources()[i]
+			r, err := m.resource(i)
+			if err != nil {
+				return nil, nil, err
+			}
 			refs = referencedVars(spec, r)
 			if obj, err = b.substitute(ctx, withVars, spec, r); err != nil {
 				return nil, nil, fmt.Errorf("%s %s: %w", r.GetKind(), r.GetName(), err)
@@ -307,6 +313,33 @@ type made struct {
 	objs      []map[string]any
 	decrypted []bool
 	rel       string
+}
+
+// resource is the i-th object as kustomize's resource, for the substitution of variables: res's,
+// or, for an object from the build cache, one made from it afresh. Its text, which the
+// substitution reads and rewrites, is the same either way: kustomize writes a resource's text
+// from its fields as decoded (keys sorted), never from the file's own.
+func (m *made) resource(i int) (*resource.Resource, error) {
+	if m.res != nil {
+		return m.res.Resources()[i], nil
+	}
+	return resourceFactory().FromMap(objcache.Copy(m.objs[i]))
+}
+
+// resourceFactory is kustomize's default factory of resources.
+var resourceFactory = sync.OnceValue(func() *resource.Factory {
+	return provider.NewDefaultDepProvider().GetResourceFactory()
+})
+
+// size is how many objects the build made.
+func (m *made) size() int { return len(m.decrypted) }
+
+// object is the i-th object as a map (afresh: the caller may change it).
+func (m *made) object(i int) (map[string]any, error) {
+	if m.res != nil {
+		return m.res.Resources()[i].Map()
+	}
+	return objcache.Copy(m.objs[i]), nil
 }
 
 // make builds the Kustomization k with kustomize and decrypts its objects, once a walk: a

@@ -25,8 +25,9 @@ import (
 // a run before (a pull request's): 200 files of HelmReleases took 50 ms of CPU to scan and build
 // as one, and take 5 ms from the cache. It declines (nil) whatever it is not sure to build alike, which is then built whole:
 //   - a spec field the generator writes into the kustomization (targetNamespace, namePrefix,
-//     patches, images, components, ...), or postBuild or decryption, which read the objects as
-//     kustomize returns them: only the fields known to leave the build alone are allowed;
+//     patches, images, components, ...), or decryption, which reads the objects as kustomize
+//     returns them: only the fields known to leave the build alone are allowed (postBuild among
+//     them: its variables are substituted in the objects after, from the cache as from a build);
 //   - a kustomization file in the path or below it, a symbolic link, anything else that is
 //     neither a directory nor a regular file;
 //   - a file whose own build fails, and two files holding the same object: the whole build
@@ -37,12 +38,12 @@ import (
 
 // splitSpec are the Kustomization spec fields that leave a generated kustomization as the
 // files make it (the generator reads none of them; kustomize-controller applies them after the
-// build, or they say when and how to apply).
+// build, as postBuild and commonMetadata, or they say when and how to apply).
 var splitSpec = map[string]bool{
 	"sourceRef": true, "path": true, "interval": true, "retryInterval": true, "timeout": true,
 	"prune": true, "wait": true, "force": true, "suspend": true, "dependsOn": true,
 	"serviceAccountName": true, "kubeConfig": true, "healthChecks": true, "healthCheckExprs": true,
-	"commonMetadata": true, "deletionPolicy": true,
+	"commonMetadata": true, "deletionPolicy": true, "postBuild": true,
 }
 
 // buildVersion tells the builds of one version of kustomize and the Flux generator from

@@ -29,8 +29,9 @@ import (
 // Kept only what is sure to be such a function: a build that read nothing outside its source
 // (a remote base, cloned into a temporary directory, is read from there), wrote nothing (the
 // clone), and whose kustomization files name no URL (kustomize fetches a remote file over HTTP,
-// not through the file system); with no postBuild and no decryption, which read the objects as
-// kustomize returns them, and with Flux's generator reading the kustomization file only (not
+// not through the file system); with no decryption, which reads the objects as kustomize
+// returns them (postBuild's variables are substituted after, from the cache as from a build),
+// and with Flux's generator reading the kustomization file only (not
 // scanning the files, which cachedMake does). Up to four traces are kept for one kustomization
 // file: a base and a head, and the runs before.
 
@@ -226,9 +227,6 @@ func replay(fs filesys.FileSystem, src string, ops []traceOp) bool {
 // not be kept.
 func (b *builder) tracedKey(spec map[string]any, src, kfile string, manifest []byte, generated bool, decrypted map[string][]byte) string {
 	if b.opts.Builds == nil || b.opts.Builds.Dir == "" || generated || len(decrypted) > 0 {
-		return ""
-	}
-	if _, ok := spec["postBuild"]; ok {
 		return ""
 	}
 	if _, ok := spec["decryption"]; ok {

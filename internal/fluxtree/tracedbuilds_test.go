@@ -75,7 +75,8 @@ func retag(t *testing.T, builds, from, to string) int {
 }
 
 // overlayTree is a Flux repository of kustomize overlays: a base, a component, a patch, a
-// configMapGenerator's file, an image override; and a Kustomization that reads a kustomization
+// configMapGenerator's file, an image override, postBuild variables (inline and from a
+// ConfigMap the tree applies); and a Kustomization that reads a kustomization
 // naming a URL (in a comment: any URL spoils the trace, as kustomize fetches remote files over
 // HTTP, not through the file system), which is never kept.
 var overlayTree = map[string]string{
@@ -93,7 +94,19 @@ spec: {interval: 10m, path: ./clusters/c, prune: true, sourceRef: {kind: GitRepo
 	"clusters/c/apps.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
 metadata: {name: apps, namespace: flux-system}
-spec: {interval: 10m, path: ./apps/prod, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+spec:
+  interval: 10m
+  path: ./apps/prod
+  prune: true
+  sourceRef: {kind: GitRepository, name: flux-system}
+  postBuild:
+    substitute: {team: blue}
+    substituteFrom: [{kind: ConfigMap, name: vars}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: vars, namespace: flux-system}
+data: {region: eu-1}
 ---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
 kind: Kustomization
@@ -108,7 +121,7 @@ metadata: {name: web, namespace: web}
 spec:
   interval: 1h
   chart: {spec: {chart: web, version: "1.0.0", sourceRef: {kind: HelmRepository, name: r, namespace: web}}}
-  values: {replicas: 2, tag: marker-1, ratio: 0.5}
+  values: {replicas: 2, tag: marker-1, ratio: 0.5, team: "${team}", region: "${region}"}
 `,
 	"apps/comp/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- {path: labels.yaml, target: {kind: HelmRelease}}\n",
 	"apps/comp/labels.yaml":        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: any, labels: {team: a}}\n",
@@ -137,7 +150,8 @@ func TestTracedBuildsMatchBuild(t *testing.T) {
 	root, builds := t.TempDir(), t.TempDir()
 	writeFiles(t, root, overlayTree)
 	want := treeSummary(t, root, "")
-	if !strings.Contains(want, `"replicas": 3`) || !strings.Contains(want, "l-web") || !strings.Contains(want, "a file of the generator") {
+	if !strings.Contains(want, `"replicas": 3`) || !strings.Contains(want, "l-web") || !strings.Contains(want, "a file of the generator") ||
+		!strings.Contains(want, `"team": "blue"`) || !strings.Contains(want, `"region": "eu-1"`) || !strings.Contains(want, `"team": "${team}"`) {
 		t.Fatalf("the tree does not build as meant:\n%s", want)
 	}
 	if cold := treeSummary(t, root, builds); cold != want {

@@ -156,16 +156,17 @@ func (b *builder) vars(ctx context.Context, k ksRef, p *pool, m *made) (vars, or
 // own finds, among the objects of the build m of Kustomization k, the ConfigMap or Secret
 // kind/name in k's namespace, and says whether it stays encrypted in this run.
 func (m *made) own(k ksRef, kind, name string) (map[string]any, bool, bool) {
-	for i, r := range m.res.Resources() {
-		if r.GetKind() != kind || r.GetName() != name || groupOf(r.GetApiVersion()) != "" {
-			continue
-		}
-		if ns := r.GetNamespace(); ns != k.namespace && (ns != "" || k.namespace != "default") {
-			continue
-		}
-		o, err := r.Map()
+	for i := range m.size() {
+		o, err := m.object(i)
 		if err != nil {
 			return nil, false, false
+		}
+		meta, _ := o["metadata"].(map[string]any)
+		if str(o, "kind") != kind || str(meta, "name") != name || groupOf(str(o, "apiVersion")) != "" {
+			continue
+		}
+		if ns := str(meta, "namespace"); ns != k.namespace && (ns != "" || k.namespace != "default") {
+			continue
 		}
 		sealed := isSOPS(o) || !m.decrypted[i] && sopsDecryption(k) && encryptedValues(o)
 		return o, sealed, true
