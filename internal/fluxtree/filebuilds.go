@@ -23,7 +23,8 @@ import (
 // options, does not reorder them). cachedMake builds it so, each file's build kept in
 // Options.Builds by the file's content, so that a run rebuilds only the files that changed since
 // a run before (a pull request's): 200 files of HelmReleases took 50 ms of CPU to scan and build
-// as one, and take 5 ms from the cache. It declines (nil) whatever it is not sure to build alike, which is then built whole:
+// as one, and take 5 ms from the cache. It declines (nil) whatever it is not sure to build
+// alike, which is then built whole:
 //   - a spec field the generator writes into the kustomization (targetNamespace, namePrefix,
 //     patches, images, components, ...), or decryption, which reads the objects as kustomize
 //     returns them: only the fields known to leave the build alone are allowed (postBuild among
