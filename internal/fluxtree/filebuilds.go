@@ -48,7 +48,9 @@ var splitSpec = map[string]bool{
 }
 
 // buildVersion tells the builds of one version of kustomize and the Flux generator from
-// another's in the cache: an entry is only read by the builder that wrote it.
+// another's in the cache: an entry is only read by the builder that wrote it. Its number is
+// raised when what a kept build holds changes otherwise (how kustomize is run, what of its
+// output is kept, the trace's questions).
 var buildVersion = sync.OnceValue(func() []byte {
 	v := "helm-drift file build 1"
 	if bi, ok := debug.ReadBuildInfo(); ok {
