@@ -360,11 +360,7 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 		return nil, fmt.Errorf("spec.path %q does not exist in its source: fix the path", str(spec, "path"))
 	}
 	if m := b.cachedMake(spec, src, dir, rel); m != nil {
-		if b.made == nil {
-			b.made = map[string]*made{}
-		}
-		b.made[k.id()] = m
-		return m, nil
+		return b.keep(k, m), nil
 	}
 	u := unstructured.Unstructured{Object: k.obj}
 	manifest, kfile, action, err := kustomize.NewGenerator(src, u).GenerateManifest(dir)
@@ -380,12 +376,7 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 	key := b.tracedKey(spec, src, kfile, manifest, action == kustomize.CreatedAction, decryptedSources)
 	if key != "" {
 		if objs, ok := b.tracedGet(key, src, kfile, manifest); ok {
-			m := &made{objs: objs, rel: rel, decrypted: make([]bool, len(objs))}
-			if b.made == nil {
-				b.made = map[string]*made{}
-			}
-			b.made[k.id()] = m
-			return m, nil
+			return b.keep(k, &made{objs: objs, rel: rel, decrypted: make([]bool, len(objs))}), nil
 		}
 		tr = &fsTrace{src: src}
 	}
@@ -407,24 +398,33 @@ func (b *builder) make(ctx context.Context, k ksRef, p *pool) (*made, error) {
 		}
 	}
 	if tr != nil && tr.spoil == "" {
-		var objs []map[string]any
-		for _, r := range res.Resources() {
-			o, err := r.Map()
-			if err != nil {
-				objs = nil
-				break
-			}
-			objs = append(objs, o)
-		}
-		if len(objs) == res.Size() {
+		if objs, err := objectsOf(res); err == nil {
 			b.tracedPut(key, tr, objs)
 		}
 	}
+	return b.keep(k, m), nil
+}
+
+// keep records m as the build of k in this walk (see make), and returns it.
+func (b *builder) keep(k ksRef, m *made) *made {
 	if b.made == nil {
 		b.made = map[string]*made{}
 	}
 	b.made[k.id()] = m
-	return m, nil
+	return m
+}
+
+// objectsOf are a build's objects as maps, in its order.
+func objectsOf(res resmap.ResMap) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, res.Size())
+	for _, r := range res.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // substitute runs the post-build variable substitution on one object (none when the

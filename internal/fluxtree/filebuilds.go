@@ -156,15 +156,8 @@ func (b *builder) buildFile(src, dir, f string) ([]map[string]any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var out []map[string]any
-	for _, r := range res.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, m)
-	}
-	return out, true
+	out, err := objectsOf(res)
+	return out, err == nil
 }
 
 // distinct reports whether no two of the objects of a generated kustomization's files are the

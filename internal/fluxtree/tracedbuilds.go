@@ -253,15 +253,16 @@ func (b *builder) tracedGet(key, src, kfile string, manifest []byte) ([]map[stri
 	if !ok {
 		return nil, false
 	}
+	// The build's file system, read only: one serves every trace.
+	fs, err := buildFS(src, kfile, manifest, nil, !b.opts.NoRemoteBases)
+	if err != nil {
+		return nil, false
+	}
 	for _, e := range index {
 		ops, ok := traceOps(e["trace"])
 		id, _ := e["id"].(string)
 		if !ok || id == "" {
 			continue
-		}
-		fs, err := buildFS(src, kfile, manifest, nil, !b.opts.NoRemoteBases)
-		if err != nil {
-			return nil, false
 		}
 		if !replay(fs, src, ops) {
 			continue
